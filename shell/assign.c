@@ -172,6 +172,7 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
         /* bash names the item, skips it and goes on */
         box_sh_error(sh, "[%s]%s=%s: %s", k, plus, val,
                      *k ? "cannot assign to non-numeric index" : "bad array subscript");
+        if (box_errexit_ends(sh)) break;
         continue;
       }
       if (k && !assoc) {
@@ -183,7 +184,8 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
         ShellVar *av = idx < 0 ? box_var_lookup(sh, lhs) : NULL;
         if (av && (av->flags & V_ARRAY)) idx += av->arr->len;
         if (idx < 0) {
-          box_sh_error(sh, "[%s]%s=%s: bad array subscript", k, plus, val);
+          g_autofree char *item = g_strdup_printf("[%s]%s=%s", k, plus, val);
+          if (box_bad_subscript(sh, item)) break;
           continue;
         }
         next = (long)idx + 1;
@@ -216,7 +218,7 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
     char *k = no_element ? NULL : box_expand_str(sh, sub, false, status);
     if (no_element) {
       box_sh_error(sh, "%.*s: bad array subscript", (int)(eq - t - append), t);
-      sh->discard = true;
+      if (!box_errexit_ends(sh)) sh->discard = true;
       ok = false;
     } else if (k && !*k && assoc) {
       /* `m[$empty]=x`: bash names the subscript as written */

@@ -611,8 +611,12 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
     box_saved_begin(sh, &sv);
     /* exec's table is not put back: it holds nothing exec may not close */
     if (is_exec) box_saved_keep(sh, &sv);
+    sh->failglob_hit = false;
     bool ok = box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv);
     if (journal) box_var_journal_end(sh, journal);
+    /* a target that matched nothing under failglob fails only a
+     * program, in its child; elsewhere the line goes, as in bash */
+    if (!ok && program && sh->failglob_hit && sh->jump == J_DISCARD) sh->jump = J_NONE;
     if (!ok) {
       box_saved_restore(sh, &sv);
       if (sh->jump != J_EXIT || !program) return 1;

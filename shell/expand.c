@@ -953,7 +953,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       i = 1;
     } else {
       box_sh_error(sh, "${%s}: bad substitution", whole);
-      sh->discard = true; /* bash drops the command, not the shell */
+      if (!box_errexit_ends(sh)) sh->discard = true; /* the line goes, not the shell */
       g_free(whole);
       xfail(x, 1);
       return false;
@@ -966,7 +966,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     if (e >= n) {
       /* `${a[1}`: no `]`, as bash says; the rest would start past n */
       box_sh_error(sh, "${%s}: bad substitution", whole);
-      sh->discard = true; /* bash drops the command, not the shell */
+      if (!box_errexit_ends(sh)) sh->discard = true; /* the line goes, not the shell */
       g_free(name);
       g_free(whole);
       xfail(x, 1);
@@ -1060,7 +1060,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
   if (length && i < n) {
     /* ${#x:1:3}, ${#x%y}: no operator after a length */
     box_sh_error(sh, "${%s}: bad substitution", whole);
-    sh->discard = true; /* bash drops the command, not the shell */
+    if (!box_errexit_ends(sh)) sh->discard = true;
     xfail(x, 1);
     ok = false;
     goto out;
@@ -1145,7 +1145,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
             break;
           }
           box_sh_error(sh, "$%s: cannot assign in this way", name);
-          sh->discard = true;
+          if (!box_errexit_ends(sh)) sh->discard = true;
           xfail(x, 1);
           ok = false;
           break;
@@ -1331,7 +1331,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     if (f == 'a' && !v.list->len) g_ptr_array_add(res, attr_string(box_var_lookup(sh, name)));
   } else {
     box_sh_error(sh, "${%s}: bad substitution", whole);
-    sh->discard = true; /* bash drops the command, not the shell */
+    if (!box_errexit_ends(sh)) sh->discard = true;
     xfail(x, 1);
     ok = false;
   }
@@ -1679,7 +1679,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
         size_t e = skip_to(t, i + 2, n, '}');
         if (!closed_at(t, i + 2, e, '}')) {
           box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
-          x->sh->discard = true;
+          if (!box_errexit_ends(x->sh)) x->sh->discard = true;
           xfail(x, 1);
           return false;
         }
@@ -1717,7 +1717,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
         size_t e = subst_end(x->sh, t, i, n);
         if (!closed_at(t, i + 2, e, ')')) {
           box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
-          x->sh->discard = true;
+          if (!box_errexit_ends(x->sh)) x->sh->discard = true;
           xfail(x, 1);
           return false;
         }
@@ -1781,7 +1781,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
       size_t e = skip_to(t, i + 2, n, ')');
       if (!closed_at(t, i + 2, e, ')')) {
         box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
-        x->sh->discard = true;
+        if (!box_errexit_ends(x->sh)) x->sh->discard = true;
         xfail(x, 1);
         return false;
       }
@@ -2175,6 +2175,8 @@ static bool finish_field(X *x, GString *f, GString *pat, bool magic, bool keep, 
     g_ptr_array_free(m, TRUE);
     if (sh->shopts & SH_FAILGLOB) {
       box_sh_error(sh, "no match: %s", f->str);
+      sh->failglob_hit = true;
+      if (!box_errexit_ends(sh)) sh->discard = true; /* the line goes, not the shell */
       xfail(x, 1);
       return false;
     }

@@ -126,6 +126,10 @@ bool box_subscript_value(Shell *sh, const char *key, int64_t *out);
 /* old + value for `n+=value` of an integer variable; NULL after the error */
 char *box_int_append(Shell *sh, const char *old, const char *value);
 bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append);
+/* After an error bash says through its report_error (a bad substitution,
+ * a glob with no match under failglob, a bad subscript): under set -e the
+ * shell ends with 1, wherever the error was.  True then. */
+bool box_errexit_ends(Shell *sh);
 /* "WHAT: bad array subscript" (a negative index before the array's start)
  * as bash's report_error says it: under set -e it ends the shell with
  * status 1, wherever it happens (an `if` or `||` too); true then. */
@@ -306,6 +310,7 @@ struct Shell {
   int pipestatus_one;
   const char *arith_who;
   bool discard;
+  bool failglob_hit; /* a word matched nothing under failglob (exec.c) */
   /* an array subscript's arithmetic failed (vars.c): bash drops the command
    * even where the expression's own error would not (let, (( )), unset) */
   bool subscript_failed;

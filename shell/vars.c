@@ -339,13 +339,18 @@ static long elem_index(Shell *sh, ShellVar *v, const char *key, bool *ok)
   return (long)i;
 }
 
-bool box_bad_subscript(Shell *sh, const char *what)
+bool box_errexit_ends(Shell *sh)
 {
-  box_sh_error(sh, "%s: bad array subscript", what);
   if (!(sh->opts & O_ERREXIT)) return false;
   sh->jump = J_EXIT;
   sh->exit_status = 1;
   return true;
+}
+
+bool box_bad_subscript(Shell *sh, const char *what)
+{
+  box_sh_error(sh, "%s: bad array subscript", what);
+  return box_errexit_ends(sh);
 }
 
 const char *box_var_elem(ShellVar *v, const char *key)

@@ -82,6 +82,19 @@ CASES = [
     ("declare-subscript-makes-array", 'declare -r c[100]; declare -p c; declare -a | grep " c"; declare d[2]; declare -p d; d=5; declare -p d; x=4; declare x[1]; declare -p x; f() { local l[3]; declare -p l; }; f'),
     ("export-readonly-no-subscript", 'export a[1]=x; echo $?; readonly r[2]=1; echo $?; a=(1); readonly a[0]; echo $?; export e[1]; echo $? ${a[0]}; declare -p r'),
     ("assoc-key-at-quoted", 'declare -A m=([a@b]=1 [@]=2 [@x]=3 [x@]=4); declare -p m'),
+    # ---- failglob: no match drops the line; a program's redirection fails alone
+    ("failglob-drops-line", 'shopt -s failglob; echo nope*; echo same-line\necho next $?\nfor f in nope*; do echo x; done; echo same\nx=$(echo nope*; echo in); echo "[$x] $?"\n(echo nope*; echo in); echo sub $?\necho nope* | cat; echo same $?\necho end $?'),
+    ("failglob-redirections", 'shopt -s failglob; cat < nope* || echo c; echo same $?\n/bin/echo < nope* || echo c; echo same $?\necho hi > nope* || echo c; echo same $?\necho next $?\nf() { echo in; }; f > nope* || echo c; echo same\n{ echo x; } > nope* || echo c; echo same\nexec < nope*; echo same\necho end $?'),
+    # ---- what bash reports through report_error ends the shell under set -e ------
+    ("errexit-bad-substitution-anywhere", 'set -e; if echo ${x!}; then :; fi; echo same\necho not-reached'),
+    ("errexit-bad-substitution-or", 'set -e; echo ${x!} || echo or; echo same\necho not-reached'),
+    ("errexit-bad-substitution-subshell", 'set -e; ( echo ${x!}; echo in ) || echo sub $?\necho next $?'),
+    ("errexit-bad-subscripts", 'set -e; d=([-65]=1 [2]=2); echo not-reached'),
+    ("errexit-non-numeric-index", 'set -e; d=([*]=1 [2]=2); echo not-reached'),
+    ("errexit-whole-array-assign", 'set -e; b=(1); b[*]=2; echo not-reached'),
+    ("errexit-cannot-assign", 'set -e; echo ${6=x}; echo not-reached'),
+    ("errexit-failglob", 'shopt -s failglob; set -e; f() { echo nope*; echo in; }; f 2>/dev/null || echo caught\necho not-reached'),
+    ("errexit-arith-not-reported", 'set -e; echo $((1+)); echo same\necho next $?; x=abc; echo ${x:1+}; echo same\necho next $?; declare b[*]=1; echo declare $?'),
     ("substring-of-scalar-as-list", 'var=blah; echo ${var[@]:3} ${var[*]:1} "${var[@]:1:2}" ${var[@]: -2}; declare -n r=var; echo ${r[@]:2}; f() { local l=abc; echo ${l[@]:1:1}; }; f; a=(x y z); echo ${a[@]:1} ${a:1}'),
 ]
 
