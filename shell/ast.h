@@ -68,6 +68,7 @@ typedef enum {
   N_FUNCDEF,
   N_ARITH,
   N_COND,
+  N_TIME,
 } NodeKind;
 
 typedef struct Node Node;
@@ -114,7 +115,8 @@ struct Node {
     } bin; /* AND, OR, SEQ */
     struct {
       Node *child;
-    } un; /* NOT, BACKGROUND, SUBSHELL, GROUP */
+      bool posix_time; /* TIME: time -p */
+    } un;              /* NOT, BACKGROUND, SUBSHELL, GROUP, TIME */
     struct {
       Node *cond, *then, *els;
     } ifn;

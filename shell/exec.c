@@ -859,6 +859,7 @@ static int eval_inner(Shell *sh, Node *n)
     sh->invert_depth--;
     break;
   case N_BACKGROUND: status = box_run_background(sh, n); break;
+  case N_TIME: status = box_eval_timed(sh, n); break;
   case N_SUBSHELL: {
     sh->lineno = n->line;
     /* bash's ERR trap names a ( … ) that failed */

@@ -1952,13 +1952,25 @@ static Node *parse_command_in(Parser *p)
 
 static Node *parse_pipeline(Parser *p)
 {
-  bool neg = false;
-  if (is_kw(p, KW_TIME)) next(p);
-  while (is_kw(p, KW_BANG)) {
-    next(p);
-    neg = !neg;
+  bool neg = false, prefixed = false, timed = false, posix_time = false;
+  for (;; prefixed = true) {
+    if (is_kw(p, KW_TIME)) {
+      next(p);
+      timed = true;
+      /* time -p: POSIX's format of the times */
+      if (cond_is(p, "-p")) next(p), posix_time = true;
+    } else if (is_kw(p, KW_BANG)) {
+      next(p);
+      neg = !neg;
+    } else {
+      break;
+    }
   }
-  Node *first = parse_command(p);
+  TokKind end = peek(p)->kind;
+  /* `!` or `time` alone ends with the line: an empty pipeline, status 0 */
+  Node *first = prefixed && (end == T_NEWLINE || end == T_SEMI || end == T_EOF)
+                  ? mknode(p, N_SIMPLE)
+                  : parse_command(p);
   if (!first) {
     if (!p->err) unexpected(p, peek(p));
     return NULL;
@@ -2001,6 +2013,12 @@ static Node *parse_pipeline(Parser *p)
   if (neg) {
     Node *n = mknode(p, N_NOT);
     n->u.un.child = res;
+    res = n;
+  }
+  if (timed) {
+    Node *n = mknode(p, N_TIME);
+    n->u.un.child = res;
+    n->u.un.posix_time = posix_time;
     res = n;
   }
   return res;

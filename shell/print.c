@@ -255,6 +255,11 @@ static void pr_node(Pr *p, Node *n)
     p->skip_indent++;
     pr_node(p, n->u.bin.right);
     return;
+  case N_TIME:
+    g_string_append(g, n->u.un.posix_time ? "time -p " : "time ");
+    p->skip_indent++;
+    pr_node(p, n->u.un.child);
+    return;
   case N_NOT:
     g_string_append(g, "! ");
     p->skip_indent++;

@@ -675,6 +675,8 @@ bool box_debug_trap(Shell *sh, const struct Node *n);
 /* $BASH_COMMAND's value (NULL before the first command). */
 const char *box_bash_command(Shell *sh);
 void box_trap_install(Shell *sh, int sig);
+/* timed.c: `time PIPELINE`, its times on stderr after it */
+int box_eval_timed(Shell *sh, Node *n);
 int box_run_pipe(Shell *sh, Node *n);
 void box_set_pipestatus1(Shell *sh, int status);
 int box_run_background(Shell *sh, Node *n);

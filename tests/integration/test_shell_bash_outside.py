@@ -95,6 +95,12 @@ CASES = [
     ("errexit-cannot-assign", 'set -e; echo ${6=x}; echo not-reached'),
     ("errexit-failglob", 'shopt -s failglob; set -e; f() { echo nope*; echo in; }; f 2>/dev/null || echo caught\necho not-reached'),
     ("errexit-arith-not-reported", 'set -e; echo $((1+)); echo same\necho next $?; x=abc; echo ${x:1+}; echo same\necho next $?; declare b[*]=1; echo declare $?'),
+    # ---- `!` and `time` (bash's posixpipe.tests) ----------------------------------
+    ("bang-alone", 'TIMEFORMAT=\n!\necho $?\n! !\necho $?\n!; echo $?\nf() { !; }; f; echo $?\nif !; then echo t; else echo f; fi\n! time; echo $?\ntime !; echo $?'),
+    ("time-prints-times", '{ time true; } 2>&1 | sed "s/[0-9]/N/g"; { time -p sleep 0; } 2>&1 | sed "s/[0-9]/N/g"; { time; } 2>&1 | wc -l; time -p echo hi 2>/dev/null; echo $?; { time (exit 3); } 2>/dev/null; echo $?'),
+    ("time-negation-and-pipelines", 'TIMEFORMAT=; time ! false; echo $?; ! time false; echo $?; time echo a | cat; time -p ! true; echo $?'),
+    ("timeformat", 'TIMEFORMAT="[%0R %0U %0S %% %0lR]"; { time true; } 2>&1; TIMEFORMAT="%0R%"; { time true; } 2>&1; TIMEFORMAT="x%y"; time true; echo $?; TIMEFORMAT=; { time true; } 2>&1 | wc -c'),
+    ("time-printed", 'f() { time -p echo x; time; ! time true; time a | b; }; type f'),
     ("substring-of-scalar-as-list", 'var=blah; echo ${var[@]:3} ${var[*]:1} "${var[@]:1:2}" ${var[@]: -2}; declare -n r=var; echo ${r[@]:2}; f() { local l=abc; echo ${l[@]:1:1}; }; f; a=(x y z); echo ${a[@]:1} ${a:1}'),
 ]
 
