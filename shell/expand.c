@@ -518,10 +518,14 @@ static char *opts_string(Shell *sh)
   static const struct {
     char letter;
     unsigned flag;
-  } letters[] = { { 'a', O_ALLEXPORT }, { 'e', O_ERREXIT },  { 'f', O_NOGLOB },
-                  { 'h', O_HASHALL },   { 'u', O_NOUNSET },  { 'v', O_VERBOSE },
-                  { 'x', O_XTRACE },    { 'B', O_BRACE },    { 'C', O_NOCLOBBER },
-                  { 'E', O_ERRTRACE },  { 'T', O_FUNCTRACE } };
+  } letters[] = {
+    { 'a', O_ALLEXPORT },      { 'b', O_INERT_NOTIFY },     { 'e', O_ERREXIT },
+    { 'f', O_NOGLOB },         { 'h', O_HASHALL },          { 'k', O_INERT_KEYWORD },
+    { 'm', O_INERT_MONITOR },  { 'p', O_INERT_PRIVILEGED }, { 'u', O_NOUNSET },
+    { 'v', O_VERBOSE },        { 'x', O_XTRACE },           { 'B', O_BRACE },
+    { 'C', O_NOCLOBBER },      { 'E', O_ERRTRACE },         { 'H', O_INERT_HISTEXPAND },
+    { 'P', O_INERT_PHYSICAL }, { 'T', O_FUNCTRACE },
+  };
   GString *g = g_string_new(NULL);
   for (size_t i = 0; i < G_N_ELEMENTS(letters); i++)
     if (sh->opts & letters[i].flag) g_string_append_c(g, letters[i].letter);

@@ -213,6 +213,20 @@ enum {
    * (errtrace) or DEBUG and RETURN (functrace) traps */
   O_ERRTRACE = 1 << 11,
   O_FUNCTRACE = 1 << 12,
+  /* kept for `set -o` and `shopt -o` to show, with no effect here (no
+   * terminal, history or job control; no privileged mode) */
+  O_INERT_EMACS = 1 << 16,
+  O_INERT_HISTEXPAND = 1 << 17,
+  O_INERT_HISTORY = 1 << 18,
+  O_INERT_IGNOREEOF = 1 << 19,
+  O_INERT_KEYWORD = 1 << 20,
+  O_INERT_MONITOR = 1 << 21,
+  O_INERT_NOLOG = 1 << 22,
+  O_INERT_NOTIFY = 1 << 23,
+  O_INERT_PHYSICAL = 1 << 24,
+  O_INERT_POSIX = 1 << 25,
+  O_INERT_PRIVILEGED = 1 << 26,
+  O_INERT_VI = 1 << 27,
 };
 enum {
   SH_NULLGLOB = 1 << 0,

@@ -11,32 +11,19 @@ static const struct {
   unsigned flag;
   bool fixed_on;
 } opts[] = {
-  { "allexport", 'a', O_ALLEXPORT, false },
-  { "braceexpand", 'B', O_BRACE, false },
-  { "emacs", 0, 0, false },
-  { "errexit", 'e', O_ERREXIT, false },
-  { "errtrace", 'E', O_ERRTRACE, false },
-  { "functrace", 'T', O_FUNCTRACE, false },
-  { "hashall", 'h', O_HASHALL, false },
-  { "histexpand", 'H', 0, false },
-  { "history", 0, 0, false },
-  { "ignoreeof", 0, 0, false },
-  { "interactive-comments", 0, 0, true },
-  { "keyword", 'k', 0, false },
-  { "monitor", 'm', 0, false },
-  { "noclobber", 'C', O_NOCLOBBER, false },
-  { "noexec", 'n', O_NOEXEC, false },
-  { "noglob", 'f', O_NOGLOB, false },
-  { "nolog", 0, 0, false },
-  { "notify", 'b', 0, false },
-  { "nounset", 'u', O_NOUNSET, false },
-  { "onecmd", 't', 0, false },
-  { "physical", 'P', 0, false },
-  { "pipefail", 0, O_PIPEFAIL, false },
-  { "posix", 0, 0, false },
-  { "privileged", 'p', 0, false },
-  { "verbose", 'v', O_VERBOSE, false },
-  { "vi", 0, 0, false },
+  { "allexport", 'a', O_ALLEXPORT, false },     { "braceexpand", 'B', O_BRACE, false },
+  { "emacs", 0, O_INERT_EMACS, false },         { "errexit", 'e', O_ERREXIT, false },
+  { "errtrace", 'E', O_ERRTRACE, false },       { "functrace", 'T', O_FUNCTRACE, false },
+  { "hashall", 'h', O_HASHALL, false },         { "histexpand", 'H', O_INERT_HISTEXPAND, false },
+  { "history", 0, O_INERT_HISTORY, false },     { "ignoreeof", 0, O_INERT_IGNOREEOF, false },
+  { "interactive-comments", 0, 0, true },       { "keyword", 'k', O_INERT_KEYWORD, false },
+  { "monitor", 'm', O_INERT_MONITOR, false },   { "noclobber", 'C', O_NOCLOBBER, false },
+  { "noexec", 'n', O_NOEXEC, false },           { "noglob", 'f', O_NOGLOB, false },
+  { "nolog", 0, O_INERT_NOLOG, false },         { "notify", 'b', O_INERT_NOTIFY, false },
+  { "nounset", 'u', O_NOUNSET, false },         { "onecmd", 't', 0, false },
+  { "physical", 'P', O_INERT_PHYSICAL, false }, { "pipefail", 0, O_PIPEFAIL, false },
+  { "posix", 0, O_INERT_POSIX, false },         { "privileged", 'p', O_INERT_PRIVILEGED, false },
+  { "verbose", 'v', O_VERBOSE, false },         { "vi", 0, O_INERT_VI, false },
   { "xtrace", 'x', O_XTRACE, false },
 };
 
@@ -64,6 +51,9 @@ bool box_set_option_get(Shell *sh, int row, BoxCmd *show, bool plus)
 
 void box_set_option_change(Shell *sh, int row, bool on)
 {
+  /* one line-editing mode at a time */
+  if (on && (opts[row].flag & (O_INERT_EMACS | O_INERT_VI)))
+    sh->opts &= ~(unsigned)(O_INERT_EMACS | O_INERT_VI);
   if (on)
     sh->opts |= opts[row].flag;
   else

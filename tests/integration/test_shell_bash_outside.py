@@ -101,6 +101,8 @@ CASES = [
     ("time-negation-and-pipelines", 'TIMEFORMAT=; time ! false; echo $?; ! time false; echo $?; time echo a | cat; time -p ! true; echo $?'),
     ("timeformat", 'TIMEFORMAT="[%0R %0U %0S %% %0lR]"; { time true; } 2>&1; TIMEFORMAT="%0R%"; { time true; } 2>&1; TIMEFORMAT="x%y"; time true; echo $?; TIMEFORMAT=; { time true; } 2>&1 | wc -c'),
     ("time-printed", 'f() { time -p echo x; time; ! time true; time a | b; }; type f'),
+    # ---- set -o: every option keeps its state (bash's shopt.tests) ----------------
+    ("set-o-inert-options-kept", 'set -o emacs -o histexpand -o history -o monitor -o privileged -o posix; set -o; set +o; shopt -o emacs vi; set -o vi; shopt -po emacs vi\nset -mHpbkP; echo $-; set +mHpbkP; echo $-'),
     ("substring-of-scalar-as-list", 'var=blah; echo ${var[@]:3} ${var[*]:1} "${var[@]:1:2}" ${var[@]: -2}; declare -n r=var; echo ${r[@]:2}; f() { local l=abc; echo ${l[@]:1:1}; }; f; a=(x y z); echo ${a[@]:1} ${a:1}'),
 ]
 
