@@ -112,8 +112,12 @@ def _box_pids(top):
     pids, todo = [], [top]
     while todo:
         pid = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except FileNotFoundError:
+            continue  # ended meanwhile (the worker that ran the command)
         pids.append(pid)
-        for task in os.listdir(f"/proc/{pid}/task"):
+        for task in tasks:
             try:
                 with open(f"/proc/{pid}/task/{task}/children") as f:
                     todo += [int(c) for c in f.read().split()]
