@@ -39,6 +39,8 @@ void box_run_signals(sigset_t *set)
 #define RECORD_LIMIT_S 5
 
 static int teardown_status;
+/* The teardown's step under way, for the watchdog to name the one that hangs. */
+static const char *volatile teardown_step = "its start";
 
 typedef struct {
   Boxd *d;
@@ -74,8 +76,8 @@ static gpointer teardown_watchdog(gpointer data)
   Watched *w = data;
   g_usleep((gulong)TEARDOWN_LIMIT_S * G_USEC_PER_SEC);
   if (!boxd_claim_run_end()) return NULL;
-  fprintf(stderr, "box: warning: teardown took longer than %d s; ending the run now\n",
-          TEARDOWN_LIMIT_S);
+  fprintf(stderr, "box: warning: teardown took longer than %d s (at %s); ending the run now\n",
+          TEARDOWN_LIMIT_S, teardown_step);
   boxd_live_clear(w->live_dir, true);
   umount2(w->d->mountpoint, MNT_DETACH);
   if (rmdir(w->d->mountpoint) == 0 && rmdir(w->d->staging_dir) == 0) boxd_mount_dirs_forget(w->d);
@@ -194,8 +196,10 @@ static void teardown(Boxd *d, int status, const char *live_dir)
   watched = (Watched){ d, live_dir };
   g_thread_unref(g_thread_new("box-watchdog", teardown_watchdog, &watched));
   /* tests: a teardown that hangs with the mount still up */
+  teardown_step = "the test's stall";
   if (g_getenv("BOXFS_TEST_TEARDOWN_STALL"))
     g_usleep((gulong)(TEARDOWN_LIMIT_S + 20) * G_USEC_PER_SEC);
+  teardown_step = "the broker's stop";
   boxd_broker_stop(d);
   /* An agent's MCP client may hold its session open as long as it likes;
    * the drain below would wait for it, and what it holds (an http
@@ -203,17 +207,27 @@ static void teardown(Boxd *d, int status, const char *live_dir)
    * end too.  Every session ends now, as if its agent had gone. */
   if (d->mcp_stop_fd >= 0 && eventfd_write(d->mcp_stop_fd, 1) != 0)
     g_printerr("box: warning: MCP sessions not told of the end: %s\n", g_strerror(errno));
+  teardown_step = "the tracked processes' end";
   boxd_kill_tracked(d);
+  teardown_step = "the broker's drain";
   boxd_broker_drain(d);
+  teardown_step = "the workers' stop";
   boxd_workers_stop(d);
+  teardown_step = "the gateway's stop";
   boxd_gateway_stop(d);
+  teardown_step = "the OTLP receiver's stop";
   box_otel_receiver_stop(g_steal_pointer(&d->otel));
   boxd_egress_clear(d);
+  teardown_step = "the reaper's collection";
   box_reaper_collect();
+  teardown_step = "the refusals' stop";
   boxd_refusals_stop(g_steal_pointer(&d->refusals));
   /* Prepared tool views hold binds of the mount: drop them before it goes. */
+  teardown_step = "the tools' views";
   box_tools_release_views();
+  teardown_step = "the mount's stop";
   box_vfs_stop(d->vfs);
+  teardown_step = "the checkpoints' stop";
   boxd_checkpoints_stop(d);
   rmdir(d->mountpoint);
   rmdir(d->staging_dir);
