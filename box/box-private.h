@@ -136,18 +136,7 @@ void box_fusermount_unmount(const char *mnt);
 /* The host's uid and gid of this namespace's 0. */
 void boxd_host_ids(uid_t *uid, gid_t *gid);
 
-/* reaper.c: main thread reaps every child; others wait on theirs. */
-void box_reaper_init(void);
-/* Called by the main thread on SIGCHLD. */
-void box_reaper_collect(void);
-/* Blocks until pid has been reaped; returns its wait status. */
-int box_reaper_wait(pid_t pid);
-/* A status reaped by someone else (the workers' zygote) for pid. */
-void box_reaper_store(pid_t pid, int status);
-/* Non-blocking: true and *status when pid has been reaped. */
-bool box_reaper_poll(pid_t pid, int *status);
-/* Exit status the way a shell reports it: code, or 128+signal. */
-int box_status_code(int wait_status);
+#include "box/reaper.h"
 
 /* decide.c: ask policy and log, in one place. */
 BoxDecision *boxd_decide(Boxd *d, const char *action, json_object *input,

@@ -6,7 +6,9 @@
  * collects it; statuses nobody asks for (orphans reparented to boxd) are
  * dropped once the table grows.
  */
-#include "box/box-private.h"
+#include "box/reaper.h"
+
+#include <glib.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -70,14 +72,29 @@ bool box_reaper_poll(pid_t pid, int *status)
   return found;
 }
 
+/* How long a pid may be gone before its status, which another reaper may
+ * still be telling, is given up for. */
+#define LOST_STATUS_GRACE_MS 200
+
 int box_reaper_wait(pid_t pid)
 {
   /* Any thread may reap on the main thread's behalf (teardown runs there),
    * so a waiter collects too instead of depending on SIGCHLD delivery. */
   int status;
+  gint64 gone_since = 0;
   while (!box_reaper_poll(pid, &status)) {
     box_reaper_collect();
     if (box_reaper_poll(pid, &status)) break;
+    /* Reaped by the workers' zygote: its word is on the way, unless it was
+     * killed first (a teardown kills every process boxd started at once),
+     * and then it never comes. */
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+      gint64 now = g_get_monotonic_time();
+      if (!gone_since)
+        gone_since = now;
+      else if (now - gone_since > LOST_STATUS_GRACE_MS * 1000)
+        return W_EXITCODE(0, SIGKILL);
+    }
     g_mutex_lock(&reaper_lock);
     g_cond_wait_until(&reaper_cond, &reaper_lock, g_get_monotonic_time() + 20 * 1000);
     g_mutex_unlock(&reaper_lock);
