@@ -514,21 +514,18 @@ size_t box_ifs_len(const char *ifsv, const char *s, size_t n)
 
 static char *opts_string(Shell *sh)
 {
-  /* bash's order */
-  static const struct {
-    char letter;
-    unsigned flag;
-  } letters[] = {
-    { 'a', O_ALLEXPORT },      { 'b', O_INERT_NOTIFY },     { 'e', O_ERREXIT },
-    { 'f', O_NOGLOB },         { 'h', O_HASHALL },          { 'k', O_INERT_KEYWORD },
-    { 'm', O_INERT_MONITOR },  { 'p', O_INERT_PRIVILEGED }, { 'u', O_NOUNSET },
-    { 'v', O_VERBOSE },        { 'x', O_XTRACE },           { 'B', O_BRACE },
-    { 'C', O_NOCLOBBER },      { 'E', O_ERRTRACE },         { 'H', O_INERT_HISTEXPAND },
-    { 'P', O_INERT_PHYSICAL }, { 'T', O_FUNCTRACE },
+  /* bash's order: lower case, then upper case */
+  static const char letters[] = "abefhkmpuvxBCEHPT";
+  static const unsigned flags[] = {
+    O_ALLEXPORT,      O_INERT_NOTIFY,  O_ERREXIT,          O_NOGLOB,   O_HASHALL,
+    O_INERT_KEYWORD,  O_INERT_MONITOR, O_INERT_PRIVILEGED, O_NOUNSET,  O_VERBOSE,
+    O_XTRACE,         O_BRACE,         O_NOCLOBBER,        O_ERRTRACE, O_INERT_HISTEXPAND,
+    O_INERT_PHYSICAL, O_FUNCTRACE,
   };
+  G_STATIC_ASSERT(G_N_ELEMENTS(flags) == sizeof letters - 1);
   GString *g = g_string_new(NULL);
-  for (size_t i = 0; i < G_N_ELEMENTS(letters); i++)
-    if (sh->opts & letters[i].flag) g_string_append_c(g, letters[i].letter);
+  for (size_t i = 0; i < G_N_ELEMENTS(flags); i++)
+    if (sh->opts & flags[i]) g_string_append_c(g, letters[i]);
   g_string_append_c(g, 'c');
   return g_string_free(g, FALSE);
 }
