@@ -912,6 +912,16 @@ static void substring_negative(X *x, const char *len_text)
   xfail(x, 1);
 }
 
+/* bash's "bad substitution" of the text at t: the line goes (the shell,
+ * under set -e).  False, for the caller to return. */
+static bool bad_substitution(X *x, const char *t, size_t n)
+{
+  box_sh_error(x->sh, "%.*s: bad substitution", (int)n, t);
+  if (!box_errexit_ends(x->sh)) x->sh->discard = true;
+  xfail(x, 1);
+  return false;
+}
+
 static int arith_fail_status(Shell *sh);
 
 /* The offset or length of ${x:off:len} is no expression: as $(( )). */
@@ -1678,12 +1688,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
       }
       if (d == '{') {
         size_t e = skip_to(t, i + 2, n, '}');
-        if (!closed_at(t, i + 2, e, '}')) {
-          box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
-          if (!box_errexit_ends(x->sh)) x->sh->discard = true;
-          xfail(x, 1);
-          return false;
-        }
+        if (!closed_at(t, i + 2, e, '}')) { return bad_substitution(x, t + i, n - i); }
         if (!param_brace(x, t + i + 2, e - i - 3, mode)) {
           if (!x->failed) xfail(x, 1);
           return false;
@@ -1716,12 +1721,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
           }
         }
         size_t e = subst_end(x->sh, t, i, n);
-        if (!closed_at(t, i + 2, e, ')')) {
-          box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
-          if (!box_errexit_ends(x->sh)) x->sh->discard = true;
-          xfail(x, 1);
-          return false;
-        }
+        if (!closed_at(t, i + 2, e, ')')) { return bad_substitution(x, t + i, n - i); }
         char *cmd = g_strndup(t + i + 2, e - i - 3);
         do_subst(x, cmd, mode, false);
         g_free(cmd);
@@ -1780,12 +1780,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
     if ((c == '<' || c == '>') && i + 1 < n && t[i + 1] == '(' && !dq &&
         !(mode & (M_HEREDOC | M_ARITH))) {
       size_t e = skip_to(t, i + 2, n, ')');
-      if (!closed_at(t, i + 2, e, ')')) {
-        box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
-        if (!box_errexit_ends(x->sh)) x->sh->discard = true;
-        xfail(x, 1);
-        return false;
-      }
+      if (!closed_at(t, i + 2, e, ')')) { return bad_substitution(x, t + i, n - i); }
       char *cmd = g_strndup(t + i + 2, e - i - 3);
       do_procsubst(x, cmd, c == '>');
       g_free(cmd);
