@@ -142,6 +142,7 @@ struct Node {
     struct {
       char *name;
       Node *body;
+      const char *source; /* the file that defined it, set when it first runs */
     } func;
     struct {
       char *expr;

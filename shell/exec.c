@@ -137,16 +137,14 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   }
   char **old_pos = sh->pos;
   int old_npos = sh->npos;
-  char *old_name = sh->funcname;
   sh->pos = g_new0(char *, argc);
   for (int i = 1; i < argc; i++) sh->pos[i - 1] = g_strdup(argv[i]);
   sh->npos = argc - 1;
-  sh->funcname = g_strdup(argv[0]);
-  g_ptr_array_add(sh->funcstack, sh->funcname);
   sh->func_depth++;
   box_frame_push(sh);
   long call_line = sh->lineno;
-  g_array_append_val(sh->call_lines, call_line);
+  box_callstack_push(sh, argv[0], fn->u.func.source ? fn->u.func.source : "environment", call_line,
+                     true);
   /* a function with its own OPTIND (`local OPTIND`) leaves the caller's
    * getopts where it was, as bash restores its state */
   int optind_sub = sh->optind_sub;
@@ -173,10 +171,7 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   g_strfreev(sh->pos);
   sh->pos = old_pos;
   sh->npos = old_npos;
-  g_ptr_array_set_size(sh->funcstack, sh->funcstack->len - 1);
-  g_array_set_size(sh->call_lines, sh->call_lines->len - 1);
-  g_free(sh->funcname);
-  sh->funcname = old_name;
+  box_callstack_pop(sh);
   return st;
 }
 
@@ -999,6 +994,11 @@ static int eval_inner(Shell *sh, Node *n)
     break;
   }
   case N_FUNCDEF:
+    /* the file that defines it, BASH_SOURCE's entry for its calls */
+    if (!n->u.func.source) {
+      const char *src = box_callstack_source(sh);
+      n->u.func.source = box_arena_strndup(sh, src, strlen(src));
+    }
     g_hash_table_insert(sh->funcs, g_strdup(n->u.func.name), n);
     status = 0;
     break;

@@ -617,26 +617,6 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v)
   ShellVar *var = box_var_lookup(sh, name);
   /* a nameref to an element (declare -n r='A[k]') has no elements itself */
   if (sub && var && (var->flags & V_NAMEREF)) var = NULL;
-  if (!var && sub && strcmp(name, "FUNCNAME") == 0) {
-    /* the call stack, innermost first */
-    GPtrArray *st = sh->funcstack;
-    if (strcmp(sub, "@") == 0 || strcmp(sub, "*") == 0) {
-      v->is_list = true;
-      v->star = sub[0] == '*';
-      for (guint i = st->len; i-- > 0;) g_ptr_array_add(v->list, g_strdup(st->pdata[i]));
-      v->set = st->len > 0;
-      return;
-    }
-    int64_t idx;
-    char *k = box_expand_str(sh, sub, false, NULL);
-    bool ok = k && box_arith(sh, k, &idx);
-    g_free(k);
-    if (ok && idx >= 0 && (guint64)idx < st->len) {
-      g_ptr_array_add(v->list, g_strdup(st->pdata[st->len - 1 - idx]));
-      v->set = true;
-    }
-    return;
-  }
   if (sub && (strcmp(sub, "@") == 0 || strcmp(sub, "*") == 0)) {
     v->is_list = true;
     v->star = sub[0] == '*';

@@ -349,9 +349,8 @@ struct Shell {
   char *arena_ptr;
   GString *rematch_dummy;
   const char *script_name; /* for messages of sourced files */
-  char *funcname;          /* FUNCNAME of the innermost call */
-  GPtrArray *funcstack;    /* the names of the calls in progress, outermost first (borrowed) */
-  GArray *call_lines;      /* long: the line each of them was called from (caller) */
+  GArray *calls;           /* BoxCall: the call stack, outermost first (callstack.c) */
+  guint call_functions;    /* how many of its frames are functions' */
   int subst_status;        /* status of the last $(…), -1 none */
   bool check_only;         /* -n: parse only; no tree outlives its command */
   GArray *procsub_fds; /* int: our ends of the pipes of <(…)/>(…), closed after their command */
@@ -719,6 +718,26 @@ void box_saved_touch(BoxSaved *s, int slot);
 /* An expansion that failed ends the shell as bash's does (its status from
  * st), or only drops the command when the failure said so. */
 int box_expansion_failed(Shell *sh, int st);
+/* callstack.c: the frames behind FUNCNAME, BASH_SOURCE and BASH_LINENO.
+ * push adds a function's call (function true), a sourced file ("source")
+ * or a script's main ("main", line 0); pop takes the innermost off, reset
+ * all.  box_callstack_source is the file running now ("environment" for
+ * -c text), box_callstack_frame the k-th frame out (NULL past the last),
+ * box_callstack_function the innermost function's name (NULL: none). */
+typedef struct {
+  char *name;
+  char *source;
+  long line;
+  bool function;
+} BoxCall;
+void box_callstack_init(Shell *sh);
+void box_callstack_free(Shell *sh);
+void box_callstack_push(Shell *sh, const char *name, const char *source, long line, bool function);
+void box_callstack_pop(Shell *sh);
+void box_callstack_reset(Shell *sh);
+const char *box_callstack_source(Shell *sh);
+const BoxCall *box_callstack_frame(Shell *sh, guint k);
+const char *box_callstack_function(Shell *sh);
 /* debug_trap.c: a function call hides the caller's ERR trap unless
  * errtrace, its RETURN and DEBUG traps unless functrace (returns the trap
  * to give back, or NULL); box_trap_unhide gives it back unless the body

@@ -130,6 +130,15 @@ bool box_shell_implements(const char *name)
   return name && (box_command_lookup(name) != NULL);
 }
 
+/* An array bash -c starts with (values NULL-terminated). */
+static void init_array(Shell *sh, const char *name, const char *const *values, unsigned flags)
+{
+  ShellVar *v = box_var_make(sh, name);
+  box_var_make_array(v, false);
+  for (const char *const *p = values; *p; p++) g_ptr_array_add(v->arr, g_strdup(*p));
+  v->flags |= flags;
+}
+
 static void init_var(Shell *sh, const char *name, const char *value, bool exported)
 {
   if (!value) return;
@@ -177,8 +186,6 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   sh->hash = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   sh->subst_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   sh->frames = g_ptr_array_new();
-  sh->funcstack = g_ptr_array_new();
-  sh->call_lines = g_array_new(FALSE, FALSE, sizeof(long));
   sh->jobs = g_array_new(FALSE, FALSE, sizeof(BoxJob));
   sh->arena = g_ptr_array_new_with_free_func(g_free);
   sh->host = host;
@@ -222,9 +229,17 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   init_var(sh, "UID", uid, false);
   init_var(sh, "EUID", uid, false);
   /* bash's: UID and EUID cannot be assigned */
-  box_var_lookup(sh, "UID")->flags |= V_READONLY;
-  box_var_lookup(sh, "EUID")->flags |= V_READONLY;
+  box_var_lookup(sh, "UID")->flags |= V_READONLY | V_INTEGER;
+  box_var_lookup(sh, "EUID")->flags |= V_READONLY | V_INTEGER;
   init_var(sh, "OSTYPE", "linux-gnu", false);
+  box_callstack_init(sh);
+  static const char *const none[] = { NULL };
+  static const char *const versinfo[] = { "5", "2", "15", "1", "release", "x86_64-pc-linux-gnu",
+                                          NULL };
+  init_array(sh, "BASH_ARGC", none, 0);
+  init_array(sh, "BASH_ARGV", none, 0);
+  init_array(sh, "BASH_VERSINFO", versinfo, V_READONLY);
+  init_array(sh, "DIRSTACK", none, 0);
   /* as `enable -n NAME` leaves them: a program, found as any other */
   for (char **n = host_commands; n && *n; n++) {
     const BoxCommandDef *def = box_command_lookup(*n);
@@ -241,8 +256,7 @@ static void shell_done(Shell *sh)
   GHashTable *tables[] = { sh->vars, sh->funcs, sh->aliases, sh->hash, sh->subst_cache };
   for (size_t i = 0; i < G_N_ELEMENTS(tables); i++) g_hash_table_destroy(tables[i]);
   g_ptr_array_free(sh->frames, TRUE);
-  g_ptr_array_free(sh->funcstack, TRUE);
-  g_array_free(sh->call_lines, TRUE);
+  box_callstack_free(sh);
   if (sh->procsub_fds) g_array_free(sh->procsub_fds, TRUE);
   if (sh->disabled) g_hash_table_destroy(sh->disabled);
   for (guint i = 0; i < sh->jobs->len; i++) {
@@ -253,7 +267,7 @@ static void shell_done(Shell *sh)
   for (int i = 0; i < BOX_NTRAP; i++) g_free(sh->traps[i]);
   g_free(sh->exit_trap_held);
   g_strfreev(sh->pos);
-  char *texts[] = { sh->arg0, sh->cwd, sh->funcname, sh->last_arg, sh->cmd_text };
+  char *texts[] = { sh->arg0, sh->cwd, sh->last_arg, sh->cmd_text };
   for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) g_free(texts[i]);
   g_ptr_array_free(sh->arena, TRUE);
   if (sh->argv_pool) {

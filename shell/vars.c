@@ -159,7 +159,6 @@ static const char *dyn_value(Shell *sh, const char *name)
     g_snprintf(buf, sizeof buf, "%d", (int)getpid());
     return buf;
   }
-  if (name[0] == 'F' && strcmp(name, "FUNCNAME") == 0) return sh->funcname;
   if (name[0] == '_' && !name[1])
     return sh->last_arg_empty ? "" : sh->last_arg ? sh->last_arg : sh->arg0;
   return NULL;

@@ -1,6 +1,7 @@
 /* caller.c — `caller [N]`: where the function running (N levels out) was
- * called from, in bash -c's words: a call from the top level has no
- * function and "NULL" for its file; the text of -c is "environment". */
+ * called from, read off the call stack (callstack.c) as bash reads it:
+ * "LINE FILE" of frame 0's call, "NULL" for a file when the call came from
+ * -c text's top level; with N, "LINE FUNCTION FILE" of frame N's. */
 #include <string.h>
 
 #include "shell/commands/builtins.h"
@@ -11,13 +12,13 @@ static const char usage[] = "caller: usage: caller [expr]";
 int box_cmd_caller(BoxCmd *c)
 {
   Shell *sh = c->sh;
-  guint depth = sh->funcstack->len;
   int i = 1;
   if (i < c->argc && strcmp(c->argv[i], "--") == 0) i++;
+  const BoxCall *frame = box_callstack_frame(sh, 0);
   if (i >= c->argc) {
-    if (!depth) return 1;
-    long line = g_array_index(sh->call_lines, long, depth - 1);
-    box_out_printf(c->out, "%ld %s\n", line, depth > 1 ? "environment" : "NULL");
+    if (!frame) return 1;
+    const BoxCall *out = box_callstack_frame(sh, 1);
+    box_out_printf(c->out, "%ld %s\n", frame->line, out ? out->source : "NULL");
     return 0;
   }
   const char *a = c->argv[i];
@@ -28,11 +29,9 @@ int box_cmd_caller(BoxCmd *c)
     box_fdprintf(c->err, "%s\n", usage);
     return 2;
   }
-  /* frame n is a call made from inside a function: the top level's calls
-   * have no frame of their own to name */
-  if ((guint64)n + 1 >= depth) return 1;
-  guint k = depth - 1 - (guint)n;
-  box_out_printf(c->out, "%ld %s environment\n", g_array_index(sh->call_lines, long, k),
-                 (const char *)sh->funcstack->pdata[k - 1]);
+  frame = box_callstack_frame(sh, (guint)MIN(n, G_MAXINT));
+  const BoxCall *out = frame ? box_callstack_frame(sh, (guint)n + 1) : NULL;
+  if (!out) return 1;
+  box_out_printf(c->out, "%ld %s %s\n", frame->line, out->name, out->source);
   return 0;
 }

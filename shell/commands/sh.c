@@ -95,6 +95,8 @@ int box_cmd_sh(BoxCmd *c)
     if (check_only) sh->opts |= O_NOEXEC;
     sh->func_depth = 0;
     sh->loop_depth = 0;
+    box_callstack_reset(sh);
+    if (owned && name != c->argv[0]) box_callstack_push(sh, "main", name, 0, false);
     sh->depth++;
     int st = box_eval_text(sh, text, owned ? name : NULL);
     if (sh->jump == J_EXIT) st = sh->exit_status;

@@ -60,7 +60,9 @@ int box_cmd_source(BoxCmd *c)
   const char *old_script = sh->script_name;
   sh->script_name = name;
   sh->depth++;
+  box_callstack_push(sh, "source", name, sh->lineno, false);
   int st = box_eval_text(sh, text->str, name);
+  box_callstack_pop(sh);
   sh->depth--;
   sh->script_name = old_script;
   if (sh->jump == J_RETURN) {

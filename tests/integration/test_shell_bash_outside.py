@@ -101,6 +101,23 @@ CASES = [
     ("time-negation-and-pipelines", 'TIMEFORMAT=; time ! false; echo $?; ! time false; echo $?; time echo a | cat; time -p ! true; echo $?'),
     ("timeformat", 'TIMEFORMAT="[%0R %0U %0S %% %0lR]"; { time true; } 2>&1; TIMEFORMAT="%0R%"; { time true; } 2>&1; TIMEFORMAT="x%y"; time true; echo $?; TIMEFORMAT=; { time true; } 2>&1 | wc -c'),
     ("time-printed", 'f() { time -p echo x; time; ! time true; time a | b; }; type f'),
+    # ---- the call stack: FUNCNAME, BASH_SOURCE, BASH_LINENO, caller -----------
+    ("callstack-of-a-script", """mkdir -p sub; cat > main.sh <<'EOF'
+echo "top: ${BASH_SOURCE[*]} / ${BASH_LINENO[*]} / ${FUNCNAME[*]} / ${#FUNCNAME[@]}"
+f() { echo "f: ${BASH_SOURCE[*]} / ${BASH_LINENO[*]} / ${FUNCNAME[*]}"; caller; caller 0; caller 1; echo $?; }
+f
+. ./sub/lib.sh
+g
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"; ls "$here"
+EOF
+cat > sub/lib.sh <<'EOF'
+g() { echo "g: ${BASH_SOURCE[*]} / ${BASH_LINENO[*]} / ${FUNCNAME[*]}"; f; }
+echo "lib: ${BASH_SOURCE[*]} / ${BASH_LINENO[*]} / [${FUNCNAME[*]}]"
+EOF
+bash main.sh; echo "after: [${BASH_SOURCE[*]}] [${FUNCNAME[*]}]"; cd sub && bash ../main.sh 2>&1 | tail -1"""),
+    ("callstack-of-c-text", 'echo "[${BASH_SOURCE[*]}] [${BASH_LINENO[*]}] ${#BASH_SOURCE[@]}"; f() { echo "${BASH_SOURCE[*]}|${BASH_LINENO[*]}|${FUNCNAME[*]}"; caller; caller 0; g; }; g() { caller; caller 0; caller 1; echo $? ${FUNCNAME[@]}; }\nf\ndeclare -p FUNCNAME BASH_SOURCE BASH_LINENO; f() { unset FUNCNAME; echo "${FUNCNAME[@]}"; }; f; f; echo "${FUNCNAME[@]}"'),
+    ("callstack-sourced-from-function", 'echo \'echo "in: ${FUNCNAME[*]} / ${BASH_SOURCE[*]} / ${BASH_LINENO[*]}"; h() { echo "h: ${FUNCNAME[*]} / ${BASH_SOURCE[*]}"; }\' > lib.sh\nf() {\n  . ./lib.sh\n  h\n}\nf; h; echo "${FUNCNAME[*]}"'),
+    ("arrays-bash-starts-with", 'declare -a | grep -v GROUPS; declare -p BASH_VERSINFO UID EUID; echo ${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}; BASH_VERSINFO=3; echo same-line\necho next $?; pushd / >/dev/null; dirs; popd >/dev/null'),
     # ---- set -o: every option keeps its state (bash's shopt.tests) ----------------
     ("set-o-inert-options-kept", 'set -o emacs -o histexpand -o history -o monitor -o privileged -o posix; set -o; set +o; shopt -o emacs vi; set -o vi; shopt -po emacs vi\nset -mHpbkP; echo $-; set +mHpbkP; echo $-'),
     ("substring-of-scalar-as-list", 'var=blah; echo ${var[@]:3} ${var[*]:1} "${var[@]:1:2}" ${var[@]: -2}; declare -n r=var; echo ${r[@]:2}; f() { local l=abc; echo ${l[@]:1:1}; }; f; a=(x y z); echo ${a[@]:1} ${a:1}'),
