@@ -143,6 +143,7 @@ struct Node {
       char *name;
       Node *body;
       const char *source; /* the file that defined it, set when it first runs */
+      int body_line;      /* where the body starts (the DEBUG trap at a call names it) */
     } func;
     struct {
       char *expr;

@@ -151,9 +151,13 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   const char *oi = box_var_get(sh, "OPTIND");
   char *optind_before = g_strdup(oi);
   char *err_trap = box_trap_hide(sh, TRAP_ERR, O_ERRTRACE);
-  char *ret_trap = box_trap_hide(sh, TRAP_RETURN, O_FUNCTRACE);
-  char *debug_trap = box_trap_hide(sh, TRAP_DEBUG, O_FUNCTRACE);
-  int st = box_debug_run(sh, call_line, NULL) ? box_eval(sh, fn->u.func.body) : sh->exit_status;
+  /* a function declare -ft marked keeps them as under set -T */
+  bool traced = sh->traced_funcs && g_hash_table_contains(sh->traced_funcs, argv[0]);
+  char *ret_trap = traced ? NULL : box_trap_hide(sh, TRAP_RETURN, O_FUNCTRACE);
+  char *debug_trap = traced ? NULL : box_trap_hide(sh, TRAP_DEBUG, O_FUNCTRACE);
+  /* the trap at the call names the line the body starts on, as bash's */
+  long body_line = fn->u.func.body_line > 0 ? fn->u.func.body_line : call_line;
+  int st = box_debug_run(sh, body_line, NULL) ? box_eval(sh, fn->u.func.body) : sh->exit_status;
   sh->lineno = call_line; /* $LINENO after the call is the caller's line */
   if (sh->jump == J_RETURN) {
     sh->jump = J_NONE;
@@ -505,14 +509,43 @@ static size_t compound_name_len(const char *s)
 
 G_GNUC_NO_INLINE static bool expand_decl_value(Shell *sh, const Word *w, GPtrArray *argv, int *est)
 {
-  char *val = box_expand_str(sh, w->text, true, est);
+  char *val = box_expand_decl_word(sh, w->text, est);
   if (val) g_ptr_array_add(argv, val);
   return val != NULL;
+}
+
+/* set -k: every assignment word of the command is one, wherever it
+ * stands.  Fills *out (its arrays from the caller's buffers) and returns
+ * it, or n when there is none past the command's name. */
+static Node *keyword_assigns(Node *n, Node *out, Word **assigns, Word **words)
+{
+  size_t na = n->u.simple.nassigns, nw = 0;
+  memcpy(assigns, n->u.simple.assigns, na * sizeof *assigns);
+  for (size_t i = 0; i < n->u.simple.nwords; i++) {
+    Word *w = n->u.simple.words[i];
+    if (i > 0 && (w->flags & W_ASSIGN))
+      assigns[na++] = w;
+    else
+      words[nw++] = w;
+  }
+  if (nw == n->u.simple.nwords) return n;
+  *out = *n;
+  out->u.simple.assigns = assigns;
+  out->u.simple.nassigns = na;
+  out->u.simple.words = words;
+  out->u.simple.nwords = nw;
+  out->u.simple.def = NULL;
+  return out;
 }
 
 static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
 {
   int status = 0;
+  Node keyword_node;
+  size_t total = n->u.simple.nassigns + n->u.simple.nwords;
+  if (G_UNLIKELY(sh->opts & O_KEYWORD) && n->u.simple.nwords > 1 && total <= 4096) {
+    n = keyword_assigns(n, &keyword_node, g_newa(Word *, total), g_newa(Word *, total));
+  }
   Word **words = n->u.simple.words;
   size_t nw = n->u.simple.nwords;
   sh->lineno = n->line;

@@ -22,7 +22,18 @@
 enum { F_LIT = 0, F_QUO = 1, F_EXP = 2, F_BRK = 3, F_NUL = 4 };
 /* M_DQWORD: the word of a ${v-word} inside "…", where its own "…" only
  * quote what is quoted already: the marks go, the text stays. */
-enum { M_DQ = 1, M_HEREDOC = 2, M_ASSIGN = 4, M_NOSPLIT = 8, M_ARITH = 16, M_DQWORD = 32 };
+/* M_ASSIGN: an assignment's value, whose `~` after a ':' is a tilde too;
+ * M_ASSIGN_WORD: a whole NAME=value word (an argument that reads as one),
+ * whose `~` right after its first '=' is one as well */
+enum {
+  M_DQ = 1,
+  M_HEREDOC = 2,
+  M_ASSIGN = 4,
+  M_NOSPLIT = 8,
+  M_ARITH = 16,
+  M_DQWORD = 32,
+  M_ASSIGN_WORD = 64
+};
 
 typedef struct {
   Shell *sh;
@@ -518,7 +529,7 @@ static char *opts_string(Shell *sh)
   static const char letters[] = "abefhkmpuvxBCEHPT";
   static const unsigned flags[] = {
     O_ALLEXPORT,      O_INERT_NOTIFY,  O_ERREXIT,          O_NOGLOB,   O_HASHALL,
-    O_INERT_KEYWORD,  O_INERT_MONITOR, O_INERT_PRIVILEGED, O_NOUNSET,  O_VERBOSE,
+    O_KEYWORD,  O_INERT_MONITOR, O_INERT_PRIVILEGED, O_NOUNSET,  O_VERBOSE,
     O_XTRACE,         O_BRACE,         O_NOCLOBBER,        O_ERRTRACE, O_INERT_HISTEXPAND,
     O_INERT_PHYSICAL, O_FUNCTRACE,
   };
@@ -1528,12 +1539,15 @@ static bool tilde(X *x, const char *t, size_t n, size_t *i, int mode)
   }
   char *user = g_strndup(t + *i + 1, e - *i - 1);
   const char *val = NULL;
+  g_autofree char *dir = NULL;
   if (!*user)
     val = box_var_get(x->sh, "HOME");
   else if (strcmp(user, "+") == 0)
     val = box_var_get(x->sh, "PWD");
   else if (strcmp(user, "-") == 0)
     val = box_var_get(x->sh, "OLDPWD");
+  else
+    val = dir = box_dirstack_tilde(x->sh, user);
   g_free(user);
   if (!val) return false;
   xadd(x, val, strlen(val), F_QUO);
@@ -1767,8 +1781,9 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
       i = e;
       continue;
     }
-    if ((mode & M_ASSIGN) && !dq && (c == ':' || (c == '=' && i > 0)) && i + 1 < n &&
-        t[i + 1] == '~') {
+    if ((mode & M_ASSIGN) && !dq &&
+        (c == ':' || (c == '=' && (mode & M_ASSIGN_WORD) && i > 0 && !memchr(t, '=', i))) &&
+        i + 1 < n && t[i + 1] == '~') {
       xaddc(x, c, F_LIT);
       i++;
       if (!tilde(x, t, n, &i, mode)) {
@@ -2362,7 +2377,7 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
       }
       X x;
       xinit(&x, sh);
-      expand_text(&x, t, strlen(t), (w->flags & W_ASSIGN) ? M_ASSIGN : 0);
+      expand_text(&x, t, strlen(t), (w->flags & W_ASSIGN) ? M_ASSIGN | M_ASSIGN_WORD : 0);
       if (!x.failed) split_fields(&x, out, true);
       if (x.failed) {
         if (status) *status = x.status;
@@ -2459,6 +2474,11 @@ char *box_expand_str(Shell *sh, const char *text, bool assign, int *status)
     }
   }
   return expand_flat(sh, text, M_NOSPLIT | (assign ? M_ASSIGN : 0), status, NULL, false);
+}
+
+char *box_expand_decl_word(Shell *sh, const char *text, int *status)
+{
+  return expand_flat(sh, text, M_NOSPLIT | M_ASSIGN | M_ASSIGN_WORD, status, NULL, false);
 }
 
 char *box_expand_arith(Shell *sh, const char *text, int *status)

@@ -1341,6 +1341,7 @@ static Node *parse_simple(Parser *p)
         break;
       }
       linebreak(p);
+      int body_line = peek(p)->line;
       Node *body = parse_command(p);
       if (!body) {
         if (!p->err) unexpected(p, peek(p));
@@ -1349,6 +1350,7 @@ static Node *parse_simple(Parser *p)
       Node *f = mknode(p, N_FUNCDEF);
       f->u.func.name = box_arena_strndup(p->sh, wd->text, strlen(wd->text));
       f->u.func.body = body;
+      f->u.func.body_line = body_line;
       vec_free(&assigns);
       vec_free(&words);
       vec_free(&redirs);
@@ -1881,6 +1883,7 @@ static Node *parse_compound(Parser *p)
       next(p);
     }
     linebreak(p);
+    int body_line = peek(p)->line;
     Node *body = parse_command(p);
     if (!body) {
       if (!p->err) unexpected(p, peek(p));
@@ -1889,6 +1892,7 @@ static Node *parse_compound(Parser *p)
     Node *f = mknode(p, N_FUNCDEF);
     f->u.func.name = box_arena_strndup(p->sh, name.text, name.len);
     f->u.func.body = body;
+    f->u.func.body_line = body_line;
     return f;
   }
   return NULL;

@@ -219,7 +219,7 @@ enum {
   O_INERT_HISTEXPAND = 1 << 17,
   O_INERT_HISTORY = 1 << 18,
   O_INERT_IGNOREEOF = 1 << 19,
-  O_INERT_KEYWORD = 1 << 20,
+  O_KEYWORD = 1 << 20,
   O_INERT_MONITOR = 1 << 21,
   O_INERT_NOLOG = 1 << 22,
   O_INERT_NOTIFY = 1 << 23,
@@ -272,6 +272,7 @@ struct Shell {
   GHashTable *hash;        /* hashed program names → BoxHashed (g_free) */
   GHashTable *subst_cache; /* $(…) text → Node* */
   GHashTable *disabled;    /* builtins `enable -n` turned off (NULL: none) */
+  GHashTable *traced_funcs; /* functions `declare -ft` gave the trace attribute (NULL: none) */
   GPtrArray *frames;       /* per function call: GPtrArray of saved locals */
   GArray *temp_scope;      /* SavedVar: `NAME=v f`'s for the innermost such call, or NULL */
   guint temp_frames;       /* frames->len when that call began */
@@ -392,6 +393,8 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
 /* One word to one string: no splitting or globbing (assignments, redirect
  * targets with bash's rules, case words). */
 char *box_expand_str(Shell *sh, const char *text, bool assign, int *status);
+/* A declaration's NAME=value argument, whole, as one field. */
+char *box_expand_decl_word(Shell *sh, const char *text, int *status);
 /* The length of the IFS character that s (n bytes) begins with, or 0: a
  * UTF-8 character of IFS whole (IFS=μ), else one byte. */
 size_t box_ifs_len(const char *ifsv, const char *s, size_t n);
@@ -718,6 +721,10 @@ void box_saved_touch(BoxSaved *s, int slot);
 /* An expansion that failed ends the shell as bash's does (its status from
  * st), or only drops the command when the failure said so. */
 int box_expansion_failed(Shell *sh, int st);
+/* commands/dirs.c: ~N, ~+N, ~-N's directory of the stack, or NULL. */
+char *box_dirstack_tilde(Shell *sh, const char *spec);
+/* commands/set.c: SHELLOPTS and BASHOPTS from the options now on. */
+void box_optvars_refresh(Shell *sh);
 /* callstack.c: the frames behind FUNCNAME, BASH_SOURCE and BASH_LINENO.
  * push adds a function's call (function true), a sourced file ("source")
  * or a script's main ("main", line 0); pop takes the innermost off, reset

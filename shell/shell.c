@@ -240,6 +240,7 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   init_array(sh, "BASH_ARGV", none, 0);
   init_array(sh, "BASH_VERSINFO", versinfo, V_READONLY);
   init_array(sh, "DIRSTACK", none, 0);
+  box_optvars_refresh(sh);
   /* as `enable -n NAME` leaves them: a program, found as any other */
   for (char **n = host_commands; n && *n; n++) {
     const BoxCommandDef *def = box_command_lookup(*n);
@@ -257,6 +258,7 @@ static void shell_done(Shell *sh)
   for (size_t i = 0; i < G_N_ELEMENTS(tables); i++) g_hash_table_destroy(tables[i]);
   g_ptr_array_free(sh->frames, TRUE);
   box_callstack_free(sh);
+  if (sh->traced_funcs) g_hash_table_destroy(sh->traced_funcs);
   if (sh->procsub_fds) g_array_free(sh->procsub_fds, TRUE);
   if (sh->disabled) g_hash_table_destroy(sh->disabled);
   for (guint i = 0; i < sh->jobs->len; i++) {

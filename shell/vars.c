@@ -155,6 +155,17 @@ static const char *dyn_value(Shell *sh, const char *name)
     return buf;
   }
   if (name[0] == 'B' && strcmp(name, "BASH_COMMAND") == 0) return box_bash_command(sh);
+  if (name[0] == 'B' && strcmp(name, "BASH_ARGV0") == 0) return sh->arg0;
+  if (name[0] == 'E' && strcmp(name, "EPOCHSECONDS") == 0) {
+    g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, g_get_real_time() / G_USEC_PER_SEC);
+    return buf;
+  }
+  if (name[0] == 'E' && strcmp(name, "EPOCHREALTIME") == 0) {
+    gint64 t = g_get_real_time();
+    g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT ".%06d", t / G_USEC_PER_SEC,
+               (int)(t % G_USEC_PER_SEC));
+    return buf;
+  }
   if (name[0] == 'B' && strcmp(name, "BASHPID") == 0) {
     g_snprintf(buf, sizeof buf, "%d", (int)getpid());
     return buf;
@@ -233,6 +244,12 @@ bool box_var_set(Shell *sh, const char *name, const char *value)
     name = deref(sh, name, &v);
   }
   if (!check_ro(sh, v, name)) return false;
+  if (!v && name[0] == 'B' && strcmp(name, "BASH_ARGV0") == 0) {
+    /* bash's: assigning it sets $0 */
+    g_free(sh->arg0);
+    sh->arg0 = g_strdup(value);
+    return true;
+  }
   journal_note(sh, name);
   if (!v) v = box_var_make(sh, name);
   v->flags &= ~V_NOVALUE;

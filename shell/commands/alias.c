@@ -8,15 +8,20 @@ static gint cmpstr(gconstpointer a, gconstpointer b)
   return strcmp(a, b);
 }
 
-static void show(BoxCmd *c, const char *name, const char *val)
+char *box_alias_quote(const char *val)
 {
   char *q = box_quote(val);
   if (q[0] != '\'' && q[0] != '$') {
     g_free(q);
     q = g_strdup_printf("'%s'", val);
   }
+  return q;
+}
+
+static void show(BoxCmd *c, const char *name, const char *val)
+{
+  g_autofree char *q = box_alias_quote(val);
   box_out_printf(c->out, "alias %s=%s\n", name, q);
-  g_free(q);
 }
 
 int box_cmd_alias(BoxCmd *c)

@@ -28,6 +28,10 @@ int box_set_option(const char *name);
  * plus) unless show is NULL. */
 bool box_set_option_get(Shell *sh, int row, BoxCmd *show, bool plus);
 void box_set_option_change(Shell *sh, int row, bool on);
+/* alias.c: an alias's value as `alias` prints it, always quoted. */
+char *box_alias_quote(const char *val);
+/* shopt's names that are on, joined by ':' (BASHOPTS). */
+GString *box_shopt_on_names(Shell *sh);
 /* set -o's listing (set +o's when plus) of all, or only: 1 those on, -1 off. */
 void box_set_list(BoxCmd *c, bool plus, int only);
 

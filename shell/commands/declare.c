@@ -121,6 +121,29 @@ static int print_functions(BoxCmd *c, int i, bool fnames)
   return st;
 }
 
+/* -f -t NAME…: a function's trace attribute (its calls keep the DEBUG and
+ * RETURN traps, as under set -T), set or cleared; nothing is printed. */
+static int trace_functions(BoxCmd *c, int i, bool on)
+{
+  Shell *sh = c->sh;
+  int st = 0;
+  for (; i < c->argc; i++) {
+    const char *name = c->argv[i];
+    if (!g_hash_table_lookup(sh->funcs, name)) {
+      st = 1;
+      continue;
+    }
+    if (on) {
+      if (!sh->traced_funcs)
+        sh->traced_funcs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+      g_hash_table_add(sh->traced_funcs, g_strdup(name));
+    } else if (sh->traced_funcs) {
+      g_hash_table_remove(sh->traced_funcs, name);
+    }
+  }
+  return st;
+}
+
 /* No names: the variables with the flags asked for, as who lists them. */
 static int list_vars(BoxCmd *c, unsigned set, bool print, const char *who)
 {
@@ -155,6 +178,7 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
   Shell *sh = c->sh;
   unsigned set = force, clear = 0;
   bool print = false, funcs = false, fnames = false, global = false, unexport = false;
+  int trace = 0; /* -t 1, +t -1 */
   int i = 1;
   for (const char *a; (a = bx_option_word(c, &i, "-+")); i++) {
     bool on = a[0] == '-';
@@ -179,7 +203,7 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
       case 'f': funcs = true; continue;
       case 'F': funcs = fnames = true; continue;
       case 'g': global = true; continue;
-      case 't': continue;
+      case 't': trace = on ? 1 : -1; continue;
       default:
         box_cmd_error(c, "-%c: invalid option", *p);
         box_fdprintf(c->err, "%s: usage: %s [-aAfFgiIlnrtux] [name[=value] ...]\n", who, who);
@@ -191,6 +215,7 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
         clear |= f;
     }
   }
+  if (funcs && trace && i < c->argc) return trace_functions(c, i, trace > 0);
   if (funcs) return print_functions(c, i, fnames);
   if (i == c->argc) return list_vars(c, set, print, who);
   int status = 0;

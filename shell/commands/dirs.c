@@ -28,6 +28,17 @@ static GPtrArray *stack_get(Shell *sh)
   return st;
 }
 
+char *box_dirstack_tilde(Shell *sh, const char *spec)
+{
+  bool from_right = spec[0] == '-';
+  const char *digits = spec + (spec[0] == '-' || spec[0] == '+');
+  if (!*digits || strspn(digits, "0123456789") != strlen(digits) || strlen(digits) > 9) return NULL;
+  long n = strtol(digits, NULL, 10);
+  g_autoptr(GPtrArray) st = stack_get(sh);
+  if (n >= (long)st->len) return NULL;
+  return g_strdup(st->pdata[from_right ? (long)st->len - 1 - n : n]);
+}
+
 static void stack_set(Shell *sh, GPtrArray *st)
 {
   ShellVar *v = box_var_make(sh, "DIRSTACK");

@@ -45,9 +45,22 @@ int box_cmd_hash(BoxCmd *c)
   /* -r forget all, -l list reusably, -t show, -d drop */
   static const char letters[] = "rltd";
   bool opt[sizeof letters] = { false };
+  const char *given = NULL; /* -p PATH: the file the names run */
   int i = 1;
   for (const char *a; (a = bx_option_word(c, &i, "-")); i++)
     for (const char *p = a + 1; *p; p++) {
+      if (*p == 'p') {
+        if (p[1]) {
+          given = p + 1;
+        } else if (i + 1 < c->argc) {
+          given = c->argv[++i];
+        } else {
+          box_cmd_error(c, "-p: option requires an argument");
+          box_fdprintf(c->err, "hash: usage: hash [-lr] [-p pathname] [-dt] [name ...]\n");
+          return 2;
+        }
+        break;
+      }
       const char *at = strchr(letters, *p);
       if (!at)
         return bx_bad_option(c, *p, "hash: usage: hash [-lr] [-p pathname] [-dt] [name ...]");
@@ -56,7 +69,12 @@ int box_cmd_hash(BoxCmd *c)
   bool forget = opt[0], reusable = opt[1], show = opt[2], drop = opt[3];
   if (forget) g_hash_table_remove_all(sh->hash);
   if (i >= c->argc) return forget ? 0 : list(c, reusable);
+  if (given && !show && !drop) {
+    for (; i < c->argc; i++) box_lookup_remember(sh, c->argv[i], given);
+    return 0;
+  }
   int st = 0;
+  int first = i;
   for (; i < c->argc; i++) {
     const char *name = c->argv[i];
     const BoxHashed *h = box_lookup_hashed(sh, name);
@@ -66,6 +84,8 @@ int box_cmd_hash(BoxCmd *c)
         st = 1;
       } else if (drop) {
         g_hash_table_remove(sh->hash, name);
+      } else if (c->argc - first > 1) {
+        box_out_printf(c->out, "%s\t%s\n", name, h->path);
       } else {
         box_out_printf(c->out, "%s\n", h->path);
       }

@@ -16,7 +16,7 @@ static const struct {
   { "errtrace", 'E', O_ERRTRACE, false },       { "functrace", 'T', O_FUNCTRACE, false },
   { "hashall", 'h', O_HASHALL, false },         { "histexpand", 'H', O_INERT_HISTEXPAND, false },
   { "history", 0, O_INERT_HISTORY, false },     { "ignoreeof", 0, O_INERT_IGNOREEOF, false },
-  { "interactive-comments", 0, 0, true },       { "keyword", 'k', O_INERT_KEYWORD, false },
+  { "interactive-comments", 0, 0, true },       { "keyword", 'k', O_KEYWORD, false },
   { "monitor", 'm', O_INERT_MONITOR, false },   { "noclobber", 'C', O_NOCLOBBER, false },
   { "noexec", 'n', O_NOEXEC, false },           { "noglob", 'f', O_NOGLOB, false },
   { "nolog", 0, O_INERT_NOLOG, false },         { "notify", 'b', O_INERT_NOTIFY, false },
@@ -58,6 +58,30 @@ void box_set_option_change(Shell *sh, int row, bool on)
     sh->opts |= opts[row].flag;
   else
     sh->opts &= ~opts[row].flag;
+  box_optvars_refresh(sh);
+}
+
+/* SHELLOPTS and BASHOPTS: the options on, by name, as bash keeps them
+ * (readonly; a script reads them, it cannot assign them). */
+static void set_optvar(Shell *sh, const char *name, GString *text)
+{
+  ShellVar *v = box_var_make(sh, name);
+  if (v->flags & (V_ARRAY | V_ASSOC | V_NAMEREF)) {
+    g_string_free(text, TRUE);
+    return;
+  }
+  g_free(v->value);
+  v->value = g_string_free(text, FALSE);
+  v->flags = (v->flags & V_EXPORT) | V_READONLY;
+}
+
+void box_optvars_refresh(Shell *sh)
+{
+  GString *t = g_string_new(NULL);
+  for (size_t k = 0; k < G_N_ELEMENTS(opts); k++)
+    if (option_on(sh, k)) g_string_append_printf(t, "%s%s", t->len ? ":" : "", opts[k].name);
+  set_optvar(sh, "SHELLOPTS", t);
+  set_optvar(sh, "BASHOPTS", box_shopt_on_names(sh));
 }
 
 void box_set_list(BoxCmd *c, bool plus, int only)

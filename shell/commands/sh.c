@@ -93,6 +93,7 @@ int box_cmd_sh(BoxCmd *c)
     g_hash_table_remove_all(sh->funcs);
     sh->opts = (sh->opts & O_BRACE) | opts;
     if (check_only) sh->opts |= O_NOEXEC;
+    box_optvars_refresh(sh);
     sh->func_depth = 0;
     sh->loop_depth = 0;
     box_callstack_reset(sh);

@@ -64,6 +64,16 @@ static void shopt_change(Shell *sh, size_t k, bool on)
     sh->shopts_inert |= (uint64_t)1 << k;
   else
     sh->shopts_inert &= ~((uint64_t)1 << k);
+  box_optvars_refresh(sh);
+}
+
+GString *box_shopt_on_names(Shell *sh)
+{
+  split_names();
+  GString *t = g_string_new(NULL);
+  for (size_t k = 0; k < nopts; k++)
+    if (shopt_on(sh, k)) g_string_append_printf(t, "%s%s", t->len ? ":" : "", opts[k] + 1);
+  return t;
 }
 
 static void shopt_show(BoxCmd *c, size_t k, bool print)

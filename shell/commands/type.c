@@ -63,7 +63,7 @@ static bool describe(BoxCmd *c, int kind, const char *name, char mode, int flags
     const char *alias = g_hash_table_lookup(sh->aliases, name);
     if (!alias) return false;
     if (mode == 'v') {
-      g_autofree char *q = box_quote(alias);
+      g_autofree char *q = box_alias_quote(alias);
       box_out_printf(c->out, "alias %s=%s\n", name, q);
       return true;
     }

@@ -118,6 +118,29 @@ bash main.sh; echo "after: [${BASH_SOURCE[*]}] [${FUNCNAME[*]}]"; cd sub && bash
     ("callstack-of-c-text", 'echo "[${BASH_SOURCE[*]}] [${BASH_LINENO[*]}] ${#BASH_SOURCE[@]}"; f() { echo "${BASH_SOURCE[*]}|${BASH_LINENO[*]}|${FUNCNAME[*]}"; caller; caller 0; g; }; g() { caller; caller 0; caller 1; echo $? ${FUNCNAME[@]}; }\nf\ndeclare -p FUNCNAME BASH_SOURCE BASH_LINENO; f() { unset FUNCNAME; echo "${FUNCNAME[@]}"; }; f; f; echo "${FUNCNAME[@]}"'),
     ("callstack-sourced-from-function", 'echo \'echo "in: ${FUNCNAME[*]} / ${BASH_SOURCE[*]} / ${BASH_LINENO[*]}"; h() { echo "h: ${FUNCNAME[*]} / ${BASH_SOURCE[*]}"; }\' > lib.sh\nf() {\n  . ./lib.sh\n  h\n}\nf; h; echo "${FUNCNAME[*]}"'),
     ("arrays-bash-starts-with", 'declare -a | grep -v GROUPS; declare -p BASH_VERSINFO UID EUID; echo ${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}; BASH_VERSINFO=3; echo same-line\necho next $?; pushd / >/dev/null; dirs; popd >/dev/null'),
+    # ---- bash's dynamic variables and option strings (dynvar, varenv) -----------
+    ("argv0-epoch", 'BASH_ARGV0=hello; echo $0; f() { BASH_ARGV0=$1; }; f arg0; echo $0 $BASH_ARGV0; [ ${#EPOCHSECONDS} -ge 10 ] && echo secs; case $EPOCHREALTIME in [0-9]*.[0-9][0-9][0-9][0-9][0-9][0-9]) echo real;; esac'),
+    ("shellopts-bashopts", 'echo $SHELLOPTS; echo $BASHOPTS; set -e; echo $SHELLOPTS; shopt -s extglob; echo $BASHOPTS; set -o pipefail +e; echo $SHELLOPTS; SHELLOPTS=x; echo same-line\necho next $?; declare -p SHELLOPTS; declare -r | grep -v PPID; set | grep "^[A-Z]*OPTS="'),
+    ("set-k-keyword-assignments", 'HOME=/h; set -k; a=5 b=6 $CHMOD c=7 $MODE d=8 $FN e=9; echo $a $b $c $d $e; $CHMOD f=7 $MODE g=8 $FN h=9; echo $f $g $h; HOME=/a/b/c /bin/echo $HOME c=9; echo $HOME $c; printenv q q=1; echo x y=2; f() { echo "$@ $y"; }; f z y=3; set +k; echo y=4'),
+    # ---- tildes: after an assignment's = and :, and the directory stack's -------
+    ("tilde-after-first-equals-only", 'HOME=/usr/xyz; a=PATH=~/bin:~/x; echo $a; h=HOME=~; echo $h; echo a=~/q b=c=~ a[1]=~ ~=~; declare d=~/x e=f=~ g=a:~; echo $d $e $g; f() { local l=~/l m=n=~; echo $l $m; }; f; export x=~ y=z=~; echo $x $y; x=1; HOME=\'/usr/$x/abc\'; echo ~'),
+    ("tilde-dirstack", 'cd /tmp; echo ~0 ~1; pushd /usr >/dev/null; pushd / >/dev/null; echo ~0 ~1 ~2 ~3 ~+0 ~+1 ~-0 ~-1 ~-2 ~-3 ~1/x ~+ ~- ~+x ~1x ~-1234567890123; x=~1:~-1; echo $x'),
+    # ---- hash -p, hash -t of several; command -v of an alias --------------------
+    ("hash-p-and-t", 'hash -p /bin/sh sh; hash; hash -t sh; hash -l; hash -p /x y z; hash -t y z; hash -p; echo $?; alias m=more; shopt -s expand_aliases; command -v m'),
+    # ---- declare -ft: a function that keeps the DEBUG trap -------------------
+    ("declare-ft-trace", """trap 'echo ${FUNCNAME:-top}[$LINENO] debug' DEBUG
+func2()
+{
+	echo func2debug line
+}
+declare -ft func2
+func2
+declare -f +t func2
+func2
+set -T
+func2
+set +T
+f3() { echo three; }; declare -t f3; f3; declare -F"""),
     # ---- set -o: every option keeps its state (bash's shopt.tests) ----------------
     ("set-o-inert-options-kept", 'set -o emacs -o histexpand -o history -o monitor -o privileged -o posix; set -o; set +o; shopt -o emacs vi; set -o vi; shopt -po emacs vi\nset -mHpbkP; echo $-; set +mHpbkP; echo $-'),
     ("substring-of-scalar-as-list", 'var=blah; echo ${var[@]:3} ${var[*]:1} "${var[@]:1:2}" ${var[@]: -2}; declare -n r=var; echo ${r[@]:2}; f() { local l=abc; echo ${l[@]:1:1}; }; f; a=(x y z); echo ${a[@]:1} ${a:1}'),
