@@ -119,7 +119,6 @@ static size_t skip_to(const char *t, size_t i, size_t n, char close)
       continue;
     }
     if (close == ')' && c == '(') depth++;
-    if (close == '}' && c == '{') depth++;
     if (c == close) {
       if (depth == 0) return i + 1;
       depth--;

@@ -433,10 +433,8 @@ static bool scan_word_until_in(Parser *p, int close)
         if (!scan_word_until(p, '"')) return false;
         continue;
       }
-      if (c == '{')
-        depth++;
-      else if (c == '}')
-        depth--;
+      /* a bare '{' opens nothing: bash ends ${…} at the first '}' */
+      if (c == '}') depth--;
     }
     p->pos++;
   }

@@ -141,6 +141,8 @@ set -T
 func2
 set +T
 f3() { echo three; }; declare -t f3; f3; declare -F"""),
+    # ---- ${…} ends at its first bare '}': a '{' inside opens nothing (posixexp) --
+    ("param-word-bare-brace", 'u=x; echo "foo ${IFS+a$u{{{\\}b} c ${IFS+d{}} bar" ${IFS-e{}} baz; echo ${IFS+e{}x} "${IFS+{}x}"; v=; echo ${v:-{a,b}} ${v:-{a}}x ${v:-${v:-{}}} "${v:-{"}"}"'),
     # ---- set -o: every option keeps its state (bash's shopt.tests) ----------------
     ("set-o-inert-options-kept", 'set -o emacs -o histexpand -o history -o monitor -o privileged -o posix; set -o; set +o; shopt -o emacs vi; set -o vi; shopt -po emacs vi\nset -mHpbkP; echo $-; set +mHpbkP; echo $-'),
     ("substring-of-scalar-as-list", 'var=blah; echo ${var[@]:3} ${var[*]:1} "${var[@]:1:2}" ${var[@]: -2}; declare -n r=var; echo ${r[@]:2}; f() { local l=abc; echo ${l[@]:1:1}; }; f; a=(x y z); echo ${a[@]:1} ${a:1}'),
