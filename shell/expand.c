@@ -318,7 +318,11 @@ int box_fnmatch(const char *pattern, const char *s, int flags)
   unsigned char any = 0;
   while (*p) any |= *p++;
   while (*q) any |= *q++;
-  if ((any & 0x80) || ((flags & FNM_EXTMATCH) && box_ext_unclosed(pattern)))
+  /* glibc knows no collating symbol by name ([.space.]) in the C locale,
+   * nor bash's classes [:ascii:] and [:word:] */
+  if ((any & 0x80) || ((flags & FNM_EXTMATCH) && box_ext_unclosed(pattern)) ||
+      (strchr(pattern, '[') &&
+       (strstr(pattern, "[.") || strstr(pattern, "[:ascii:]") || strstr(pattern, "[:word:]"))))
     return flags & ~(FNM_PERIOD | FNM_CASEFOLD | FNM_EXTMATCH)
              ? fnmatch(pattern, s, flags)
              : box_utf8_fnmatch(pattern, s, flags);

@@ -45,6 +45,7 @@ static bool in_class(const char *name, size_t n, gunichar c)
   if (IS("alpha")) return g_unichar_isalpha(c);
   if (IS("digit")) return c >= '0' && c <= '9';
   if (IS("alnum")) return g_unichar_isalpha(c) || (c >= '0' && c <= '9');
+  if (IS("ascii")) return c < 128;
   if (IS("word")) return g_unichar_isalpha(c) || (c >= '0' && c <= '9') || c == '_';
   if (IS("upper")) return g_unichar_isupper(c);
   if (IS("lower")) return g_unichar_islower(c);
@@ -60,6 +61,107 @@ static bool in_class(const char *name, size_t n, gunichar c)
 #undef IS
 }
 
+/* POSIX's names of the portable characters, as [.name.] takes them. */
+static const struct {
+  const char *name;
+  char c;
+} coll_names[] = {
+  { "NUL", '\0' },
+  { "alert", '\a' },
+  { "backspace", '\b' },
+  { "tab", '\t' },
+  { "newline", '\n' },
+  { "vertical-tab", '\v' },
+  { "form-feed", '\f' },
+  { "carriage-return", '\r' },
+  { "space", ' ' },
+  { "exclamation-mark", '!' },
+  { "quotation-mark", '"' },
+  { "number-sign", '#' },
+  { "dollar-sign", '$' },
+  { "percent-sign", '%' },
+  { "ampersand", '&' },
+  { "apostrophe", '\'' },
+  { "left-parenthesis", '(' },
+  { "right-parenthesis", ')' },
+  { "asterisk", '*' },
+  { "plus-sign", '+' },
+  { "comma", ',' },
+  { "hyphen", '-' },
+  { "hyphen-minus", '-' },
+  { "period", '.' },
+  { "full-stop", '.' },
+  { "slash", '/' },
+  { "solidus", '/' },
+  { "zero", '0' },
+  { "one", '1' },
+  { "two", '2' },
+  { "three", '3' },
+  { "four", '4' },
+  { "five", '5' },
+  { "six", '6' },
+  { "seven", '7' },
+  { "eight", '8' },
+  { "nine", '9' },
+  { "colon", ':' },
+  { "semicolon", ';' },
+  { "less-than-sign", '<' },
+  { "equals-sign", '=' },
+  { "greater-than-sign", '>' },
+  { "question-mark", '?' },
+  { "commercial-at", '@' },
+  { "left-square-bracket", '[' },
+  { "backslash", '\\' },
+  { "reverse-solidus", '\\' },
+  { "right-square-bracket", ']' },
+  { "circumflex", '^' },
+  { "circumflex-accent", '^' },
+  { "underscore", '_' },
+  { "low-line", '_' },
+  { "grave-accent", '`' },
+  { "left-brace", '{' },
+  { "left-curly-bracket", '{' },
+  { "vertical-line", '|' },
+  { "right-brace", '}' },
+  { "right-curly-bracket", '}' },
+  { "tilde", '~' },
+  { "DEL", '\177' },
+};
+
+/* One element of a bracket at p[q]: a character (escaped or not) or a
+ * collating symbol [.x.] (one character or a name above).  Sets *c and
+ * *next past it; false for a symbol that names no character, which
+ * matches nothing (bash: `[[.yyz.]cde]` still matches "c"). */
+static bool bracket_elem(const gunichar *p, size_t q, size_t pe, gunichar *c, size_t *next)
+{
+  if (p[q] == '[' && q + 1 < pe && p[q + 1] == '.') {
+    size_t e = q + 2;
+    while (e + 1 < pe && !(p[e] == '.' && p[e + 1] == ']')) e++;
+    if (e + 1 < pe) {
+      *next = e + 2;
+      if (e == q + 3) {
+        *c = p[q + 2];
+        return true;
+      }
+      char name[24];
+      size_t n = e - (q + 2);
+      if (n >= sizeof name) return false;
+      for (size_t k = 0; k < n; k++) name[k] = p[q + 2 + k] < 128 ? (char)p[q + 2 + k] : '?';
+      name[n] = '\0';
+      for (size_t k = 0; k < G_N_ELEMENTS(coll_names); k++)
+        if (strcmp(coll_names[k].name, name) == 0) {
+          *c = (unsigned char)coll_names[k].c;
+          return true;
+        }
+      return false;
+    }
+  }
+  if (p[q] == '\\' && q + 1 < pe) q++;
+  *c = p[q];
+  *next = q + 1;
+  return true;
+}
+
 /* The bracket expression at p[i] ("[…]") against c: 1 or 0 with *end past
  * it, or -1 when it is not one (no closing "]": a plain "["). */
 static int bracket(const Match *m, size_t i, size_t pe, gunichar c, size_t *end)
@@ -72,9 +174,8 @@ static int bracket(const Match *m, size_t i, size_t pe, gunichar c, size_t *end)
   gunichar fc = fold(m, c);
   for (bool first = true;; first = false) {
     if (q >= pe) return -1;
-    gunichar lo = p[q];
-    if (lo == ']' && !first) break;
-    if (lo == '[' && q + 1 < pe && (p[q + 1] == ':' || p[q + 1] == '=' || p[q + 1] == '.')) {
+    if (p[q] == ']' && !first) break;
+    if (p[q] == '[' && q + 1 < pe && (p[q + 1] == ':' || p[q + 1] == '=')) {
       gunichar kind = p[q + 1];
       size_t e = q + 2;
       while (e + 1 < pe && !(p[e] == kind && p[e + 1] == ']')) e++;
@@ -91,14 +192,13 @@ static int bracket(const Match *m, size_t i, size_t pe, gunichar c, size_t *end)
         continue;
       }
     }
-    if (lo == '\\' && q + 1 < pe) lo = p[++q];
-    q++;
+    gunichar lo, hi;
+    bool lo_ok = bracket_elem(p, q, pe, &lo, &q);
+    if (q >= pe) return -1;
     if (q + 1 < pe && p[q] == '-' && p[q + 1] != ']') {
-      gunichar hi = p[q + 1];
-      q += 2;
-      if (hi == '\\' && q < pe) hi = p[q++];
-      hit |= (lo <= c && c <= hi) || (lo <= fc && fc <= hi);
-    } else {
+      bool hi_ok = bracket_elem(p, q + 1, pe, &hi, &q);
+      if (lo_ok && hi_ok) hit |= (lo <= c && c <= hi) || (lo <= fc && fc <= hi);
+    } else if (lo_ok) {
       hit |= fold(m, lo) == fc;
     }
   }
