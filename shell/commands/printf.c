@@ -19,7 +19,8 @@ static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_
       continue;
     }
     c = s[++i];
-    int b = bx_escape_byte(c, "abeEfnrtv\\'\"?");
+    /* %b takes echo -e's escapes: \' \" and \? stay as written */
+    int b = bx_escape_byte(c, bflag ? "abeEfnrtv\\" : "abeEfnrtv\\'\"?");
     if (b >= 0) {
       g_string_append_c(out, (char)b);
       continue;
@@ -66,6 +67,23 @@ static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_
   }
   if (used) *used = i;
   return true;
+}
+
+/* bytes (NULs too: %b's \0) by a %s spec's flags, width and precision */
+static void put_padded(GString *out, const char *spec, const char *data, size_t len)
+{
+  const char *p = spec + 1;
+  bool left = false;
+  for (; *p && strchr("-+ #0", *p); p++)
+    if (*p == '-') left = true;
+  size_t width = strtoul(p, (char **)&p, 10);
+  if (*p == '.') len = MIN(len, strtoul(p + 1, NULL, 10));
+  size_t pad = width > len ? width - len : 0;
+  if (!left)
+    for (size_t k = 0; k < pad; k++) g_string_append_c(out, ' ');
+  g_string_append_len(out, data, (gssize)len);
+  if (left)
+    for (size_t k = 0; k < pad; k++) g_string_append_c(out, ' ');
 }
 
 static bool num_arg(const char *a, int64_t *v, int err_fd, bool *bad)
@@ -221,10 +239,7 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
       case 'b': {
         GString *b = g_string_new(NULL);
         bool go = put_escapes(b, arg ? arg : "", arg ? strlen(arg) : 0, true, NULL);
-        g_string_append_c(spec, 's');
-        char *t = g_strdup_printf(spec->str, b->str);
-        g_string_append(out, t);
-        g_free(t);
+        put_padded(out, spec->str, b->str, b->len);
         g_string_free(b, TRUE);
         if (!go) {
           g_string_free(spec, TRUE);
@@ -279,7 +294,11 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
       case 'a':
       case 'A': {
         double d = 0;
-        if (arg && *arg) {
+        if (arg && (arg[0] == '\'' || arg[0] == '"')) {
+          int64_t v; /* a quoted character: its code, as %d takes it */
+          num_arg(arg, &v, err_fd, &bad);
+          d = (double)v;
+        } else if (arg && *arg) {
           char *end;
           d = g_ascii_strtod(arg, &end);
           if (end == arg || *end) {
@@ -293,6 +312,20 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
         g_free(t);
         break;
       }
+      case 'n':
+        /* the bytes printed so far, into the variable the argument names */
+        if (arg && box_is_name(arg, strlen(arg))) {
+          char n[32];
+          g_snprintf(n, sizeof n, "%u", (unsigned)out->len);
+          box_var_set(sh, arg, n);
+        } else if (arg) {
+          box_fdprintf(err_fd, "strands-shell: printf: `%s': not a valid identifier\n", arg);
+          g_string_free(spec, TRUE);
+          return 1;
+        }
+        if (ai < argc) ai++;
+        consumed = true;
+        break;
       case '(': {
         size_t e = j;
         while (e < fl && fmt[e] != ')') e++;
