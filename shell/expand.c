@@ -533,7 +533,7 @@ static char *opts_string(Shell *sh)
   static const unsigned flags[] = {
     O_ALLEXPORT,      O_INERT_NOTIFY,  O_ERREXIT,          O_NOGLOB,   O_HASHALL,
     O_KEYWORD,  O_INERT_MONITOR, O_INERT_PRIVILEGED, O_NOUNSET,  O_VERBOSE,
-    O_XTRACE,         O_BRACE,         O_NOCLOBBER,        O_ERRTRACE, O_INERT_HISTEXPAND,
+    O_XTRACE,         O_BRACE,         O_NOCLOBBER,        O_ERRTRACE, O_HISTEXPAND,
     O_INERT_PHYSICAL, O_FUNCTRACE,
   };
   G_STATIC_ASSERT(G_N_ELEMENTS(flags) == sizeof letters - 1);

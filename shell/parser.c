@@ -106,6 +106,8 @@ struct Parser {
   bool err_token; /* the error is a token out of place */
   bool array_err; /* the error is inside an array literal: read on from the next line */
   bool skipped;   /* box_parse_skipped */
+  bool probe;     /* box_parse_probe: say nothing, note where the text ran out */
+  int incomplete; /* BOX_PARSE_* of why it did */
 };
 
 static void perror_at(Parser *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -113,6 +115,15 @@ static void perror_at(Parser *p, const char *fmt, ...)
 {
   if (p->err) return;
   p->err = true;
+  if (p->probe) {
+    if (g_str_has_prefix(fmt, "unexpected EOF"))
+      p->incomplete = strstr(fmt, "`''") || strstr(fmt, "`\"'") || strstr(fmt, "``'")
+                        ? BOX_PARSE_IN_QUOTE
+                        : BOX_PARSE_OPEN;
+    else if (g_str_has_prefix(fmt, "syntax error: unexpected end of file"))
+      p->incomplete = BOX_PARSE_OPEN;
+    return;
+  }
   /* bash ends -c with 127 on a bad token inside $( ), with 2 when the
    * text ends there (or on the Shell's own limits) */
   p->err_token = strncmp(fmt, "syntax error near", 17) == 0;
@@ -1153,7 +1164,9 @@ static bool read_heredocs(Parser *p)
       g_string_append_len(body, line, (gssize)ll);
       g_string_append_c(body, '\n');
     }
-    if (!found) {
+    if (!found && p->probe) {
+      p->incomplete = BOX_PARSE_IN_HEREDOC;
+    } else if (!found) {
       char *m =
         g_strdup_printf("warning: here-document at line %d delimited by end-of-file (wanted `%s')",
                         p->line, d->delim);
@@ -2146,6 +2159,26 @@ static ParseResult skip_line(Parser *p)
   p->sh->status = 1;
   p->skipped = true;
   return PARSE_OK;
+}
+
+int box_parse_probe(Shell *sh, const char *text, int line)
+{
+  Parser *p = box_parser_new_at(sh, text, NULL, line);
+  p->probe = true;
+  for (;;) {
+    Node *n = NULL;
+    ParseResult r = box_parse_next(p, &n);
+    if (r != PARSE_OK || p->incomplete) break;
+  }
+  int why = p->incomplete;
+  box_parser_free(p);
+  return why;
+}
+
+const char *box_parser_rest(Parser *p, int *line)
+{
+  *line = p->have ? p->look.line : p->line;
+  return p->src + (p->have ? p->look.start : p->pos);
 }
 
 bool box_parse_skipped(Parser *p)

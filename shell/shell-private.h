@@ -14,6 +14,7 @@
 #include "shell/shell.h"
 
 typedef struct Shell Shell;
+typedef struct BoxHistory BoxHistory;
 
 /* ---- arena (shell.c): parse trees live until the Shell ends ------------- */
 
@@ -61,6 +62,13 @@ int box_parse_error_status(const Parser *p);
 /* Whether the last PARSE_OK dropped a line for a syntax error inside an
  * array literal (bash reads on after one, the status 1). */
 bool box_parse_skipped(Parser *p);
+/* Whether text (from line on) is whole commands, saying nothing: 0 when
+ * it is (or has an error that more lines would not mend), else why it
+ * ran out: inside a construct, a quote, or a here-document. */
+enum { BOX_PARSE_OPEN = 1, BOX_PARSE_IN_QUOTE, BOX_PARSE_IN_HEREDOC };
+int box_parse_probe(Shell *sh, const char *text, int line);
+/* The text p has not read yet, and its line. */
+const char *box_parser_rest(Parser *p, int *line);
 /* Parses a whole text (for $(…), eval, trap text); NULL + message printed
  * on a syntax error.  The result of $(…) texts is cached by content. */
 bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out);
@@ -216,8 +224,8 @@ enum {
   /* kept for `set -o` and `shopt -o` to show, with no effect here (no
    * terminal, history or job control; no privileged mode) */
   O_INERT_EMACS = 1 << 16,
-  O_INERT_HISTEXPAND = 1 << 17,
-  O_INERT_HISTORY = 1 << 18,
+  O_HISTEXPAND = 1 << 17,
+  O_HISTORY = 1 << 18,
   O_INERT_IGNOREEOF = 1 << 19,
   O_KEYWORD = 1 << 20,
   O_INERT_MONITOR = 1 << 21,
@@ -272,6 +280,7 @@ struct Shell {
   GHashTable *hash;        /* hashed program names → BoxHashed (g_free) */
   GHashTable *subst_cache; /* $(…) text → Node* */
   GHashTable *disabled;    /* builtins `enable -n` turned off (NULL: none) */
+  BoxHistory *history;      /* the command history (history.c), NULL until used */
   GHashTable *traced_funcs; /* functions `declare -ft` gave the trace attribute (NULL: none) */
   GPtrArray *frames;       /* per function call: GPtrArray of saved locals */
   GArray *temp_scope;      /* SavedVar: `NAME=v f`'s for the innermost such call, or NULL */
@@ -721,6 +730,33 @@ void box_saved_touch(BoxSaved *s, int slot);
 /* An expansion that failed ends the shell as bash's does (its status from
  * st), or only drops the command when the failure said so. */
 int box_expansion_failed(Shell *sh, int st);
+/* shell.c: runs p's commands until its text ends (true) or the run must
+ * end (false: exit, or a syntax error), *status the last one's; with
+ * until_history, stops (true) after the command that set -o history. */
+bool box_run_commands(Shell *sh, Parser *p, int *status, bool until_history);
+/* history.c: the command history.  box_history_run reads text a line at
+ * a time from line on (expanded under set -H, kept, run as it makes whole
+ * commands) and returns false when the run must end.  add keeps a line
+ * if HISTCONTROL and HISTIGNORE let it (true when it did); push always;
+ * the list's lines are numbered from base.  expand: 0 nothing to expand,
+ * 1 *out is the line expanded, 2 the same under :p (print, do not run),
+ * -1 *error says what failed (both g_free'd by the caller). */
+bool box_history_run(Shell *sh, const char *text, int line, int *status);
+void box_history_free(Shell *sh);
+guint box_history_len(Shell *sh);
+long box_history_base(Shell *sh);
+const char *box_history_at(Shell *sh, guint i);
+void box_history_clear(Shell *sh);
+void box_history_delete(Shell *sh, guint i);
+guint box_history_written(Shell *sh);
+/* Whether the line running now went into the list. */
+bool box_history_current_saved(Shell *sh);
+void box_history_set_written(Shell *sh, guint n);
+bool box_history_add(Shell *sh, const char *line);
+void box_history_push(Shell *sh, const char *line);
+void box_history_replace_last(Shell *sh, const char *line);
+GPtrArray *box_history_words(const char *line);
+int box_history_expand(Shell *sh, const char *line, char **out, char **error);
 /* commands/dirs.c: ~N, ~+N, ~-N's directory of the stack, or NULL. */
 char *box_dirstack_tilde(Shell *sh, const char *spec);
 /* commands/set.c: SHELLOPTS and BASHOPTS from the options now on. */

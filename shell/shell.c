@@ -259,6 +259,7 @@ static void shell_done(Shell *sh)
   g_ptr_array_free(sh->frames, TRUE);
   box_callstack_free(sh);
   if (sh->traced_funcs) g_hash_table_destroy(sh->traced_funcs);
+  box_history_free(sh);
   if (sh->procsub_fds) g_array_free(sh->procsub_fds, TRUE);
   if (sh->disabled) g_hash_table_destroy(sh->disabled);
   for (guint i = 0; i < sh->jobs->len; i++) {
@@ -279,6 +280,29 @@ static void shell_done(Shell *sh)
   box_current_shell = NULL;
 }
 
+bool box_run_commands(Shell *sh, Parser *p, int *status, bool until_history)
+{
+  for (;;) {
+    Node *n = NULL;
+    ParseResult r = box_parse_next(p, &n);
+    if (r == PARSE_EOF) return true;
+    if (r == PARSE_ERROR) {
+      int st = box_parse_error_status(p);
+      *status = sh->status = st < 0 ? sh->status : st;
+      return false;
+    }
+    if (!n && box_parse_skipped(p)) *status = sh->status = 1;
+    if (n && !(sh->opts & O_NOEXEC)) *status = box_eval(sh, n);
+    if (sh->jump == J_EXIT) {
+      *status = sh->exit_status;
+      return false;
+    }
+    if (sh->jump == J_DISCARD) *status = sh->status = 1;
+    sh->jump = J_NONE;
+    if (until_history && (sh->opts & O_HISTORY)) return true;
+  }
+}
+
 /* Runs source on sh (from shell_init) and ends it. */
 static int run_on(Shell *sh, const char *source, const BoxShellLimits *limits)
 {
@@ -293,23 +317,11 @@ static int run_on(Shell *sh, const char *source, const BoxShellLimits *limits)
     return 1;
   }
   Parser *p = box_parser_new(sh, source, NULL);
-  for (;;) {
-    Node *n = NULL;
-    ParseResult r = box_parse_next(p, &n);
-    if (r == PARSE_EOF) break;
-    if (r == PARSE_ERROR) {
-      int st = box_parse_error_status(p);
-      status = sh->status = st < 0 ? sh->status : st;
-      break;
-    }
-    if (!n && box_parse_skipped(p)) status = sh->status = 1;
-    if (n && !(sh->opts & O_NOEXEC)) status = box_eval(sh, n);
-    if (sh->jump == J_EXIT) {
-      status = sh->exit_status;
-      break;
-    }
-    if (sh->jump == J_DISCARD) status = sh->status = 1;
-    sh->jump = J_NONE;
+  if (box_run_commands(sh, p, &status, true) && (sh->opts & O_HISTORY)) {
+    /* set -o history: the rest is read a line at a time (history.c) */
+    int line;
+    const char *rest = box_parser_rest(p, &line);
+    box_history_run(sh, rest, line, &status);
   }
   box_parser_free(p);
   sh->status = status;

@@ -149,6 +149,106 @@ f3() { echo three; }; declare -t f3; f3; declare -F"""),
     # ---- printf: %b's NUL and kept \" \', %n, a quoted character as a float ----
     ("printf-b-nul-and-quotes", 'printf -- "--%b--\\n" \'\\n\\081\' \'\\"abcd\\"\' "\\\'abcd\\\'" \'4\\.2\' | od -c; printf "%*.*b|%-5b|%5b|%.2b|\\n" 6 3 abcdef ab cd xyz'),
     ("printf-n-and-float-char", 'printf "%6.2f\\n" "\'string" \'"s\'; unset vv; printf "  %s %s %s  \\n%n" ab cd ef vv; echo "$vv"; printf "%n" 1x; echo $?; printf "%s%n|%s\\n" a n1 b; echo $n1'),
+    # ---- the command history: set -o history, history, fc, set -H (history/histexp)
+    ("history-list-control", """HISTCONTROL=ignoreboth HISTIGNORE='&:history*:fc*'
+set -o history
+echo one
+echo one
+ echo hidden
+history
+echo two; echo three
+fc -l
+fc -nl
+fc -lr 1 2
+history -s "echo stored"
+history 2
+history -d 1
+history
+history -d 99; echo $?
+history x; echo $?
+fc -l echo; fc -l nope; echo $?"""),
+    ("history-cmdhist-joins", """set -o history
+for x in a b
+do
+\t:
+done
+if true; then
+  echo "two
+lines"
+fi
+cat <<EOF
+doc
+EOF
+# a comment
+f() {
+  echo f
+}
+history"""),
+    ("history-size-and-numbers", """HISTSIZE=3
+set -o history
+echo 1
+echo 2
+echo 3
+echo 4
+history
+unset HISTSIZE
+echo 5
+history; history -c; history; echo cleared"""),
+    ("history-expansion-events", """set -o history -H
+echo a b c d e
+!!
+!-2
+!e
+!?c d?
+^b^x
+echo !$ !^ !* !:0 !:1-2 !:2* !:3- !!:-2
+echo file/dir/name.tar.gz
+echo !$:h !$:t !$:r !$:e !$:t:r:r
+echo !!:1:q !-1:*:x
+echo foo.c foo.o
+!!:s/foo/bar/
+!-2:gs/foo/bar/
+!!:gs/bar/x&/
+!-3:g&
+echo !?foo.o?:%:r
+!!:p
+echo last
+!nope
+echo after $?
+!!:z
+echo end"""),
+    ("history-expansion-inhibited", """set -o history -H
+echo one
+case p in [!A-Z]) echo bracket;; esac
+x=one; y=x; echo ${!y} $! '!!' \\!\\! "a!" a! ! b != c # !!
+shopt -s extglob; case q in !(z)) echo ext;; esac
+echo "!!"
+echo done"""),
+    ("history-file-ops", """HISTFILE=h.txt
+set -o history
+echo a
+history -a
+echo b
+history -a
+cat h.txt
+history -w w.txt; cat w.txt
+history -c; history -r w.txt; history
+history -x; echo $?; history -a -w; echo $?"""),
+    ("fc-s-and-e", """set -o history
+shopt -s expand_aliases
+alias r='fc -s'
+echo aa ab ac
+r a=x
+r x=4 b=8
+r cc; echo $?
+echo one
+fc -s echo
+echo aa
+echo bb
+fc -e cat
+fc -e cat -1
+fc -v; echo $?
+history"""),
     # ---- set -o: every option keeps its state (bash's shopt.tests) ----------------
     ("set-o-inert-options-kept", 'set -o emacs -o histexpand -o history -o monitor -o privileged -o posix; set -o; set +o; shopt -o emacs vi; set -o vi; shopt -po emacs vi\nset -mHpbkP; echo $-; set +mHpbkP; echo $-'),
     ("substring-of-scalar-as-list", 'var=blah; echo ${var[@]:3} ${var[*]:1} "${var[@]:1:2}" ${var[@]: -2}; declare -n r=var; echo ${r[@]:2}; f() { local l=abc; echo ${l[@]:1:1}; }; f; a=(x y z); echo ${a[@]:1} ${a:1}'),
