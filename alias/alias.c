@@ -15,7 +15,8 @@
  *   {"version":6,"program":1,"frame_type":"call","body":{"source":"<text>"}}
  *   {"version":6,"program":1,"frame_type":"input_eof"}
  *
- * then reads frames until "exit" (status 0..255 → that status, else 125) or
+ * (a Shell SCRIPT's call also names it: "script":"<path as given>", the
+ * $0 bash would give it) then reads frames until "exit" (status 0..255 → that status, else 125) or
  * "denied" (prints "box-alias: <reason>", 125).  SIGINT/SIGTERM while waiting
  * are forwarded as "signal" frames (kind "interrupt"/"terminate").  Every
  * alias-side failure prints "box-alias: <error>" and exits 125.
@@ -753,6 +754,11 @@ int main(int argc, char **argv)
   Buf body = { 0 };
   buf_str(&body, "{\"source\":");
   buf_json_string(&body, source, src_len);
+  if (!python && argc == 2 && argv[1][0] != '-' &&
+      valid_utf8((const unsigned char *)argv[1], strlen(argv[1]))) {
+    buf_str(&body, ",\"script\":");
+    buf_json_string(&body, argv[1], strlen(argv[1]));
+  }
   /* §4.1: the only variables the alias reads, for the records' correlation */
   static const char *const correlation[][2] = { { "TRACEPARENT", ",\"traceparent\":" },
                                                 { "TRACESTATE", ",\"tracestate\":" } };

@@ -211,8 +211,8 @@ typedef void (*BoxdAnswerFn)(void *data, int status);
  * roots, the staging directory, the operator's home and PATH) filled in. */
 BoxToolLaunch boxd_tool_launch(Boxd *d, const char *program, char *const *argv,
                                const BoxToolTable *table, const char *cwd);
-void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, BoxdWatchFn on_watch,
-                      BoxdAnswerFn answer, void *data);
+void boxd_run_command(Boxd *d, const char *source, const char *script, int fds[3], int watch_fd,
+                      BoxdWatchFn on_watch, BoxdAnswerFn answer, void *data);
 
 /* gateway_wire.c: credentials (spec/runtime.md §7).  Reads each env://
  * route's secret from `box run`'s environment (wiping it there), mints its

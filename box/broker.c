@@ -351,7 +351,10 @@ static void run_call(Conn *c, int program, const char *source, int fds[3], json_
   if (box_trace_context_parse(&trace, body_string(body, "traceparent"),
                               body_string(body, "tracestate")))
     box_decision_log_set_trace(&trace);
-  boxd_run_command(c->d, source, fds, c->sock, on_conn_readable, answer_call, &call);
+  /* `bash SCRIPT`: the path the alias read it from, $0 in the Shell */
+  const char *script = body_string(body, "script");
+  if (script && (!*script || strlen(script) != body_string_len(body, "script"))) script = NULL;
+  boxd_run_command(c->d, source, script, fds, c->sock, on_conn_readable, answer_call, &call);
   box_decision_log_set_trace(NULL);
 }
 

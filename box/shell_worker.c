@@ -413,6 +413,9 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
     int64_t ms = json_object_get_int64(timeout_obj);
     if (ms > 0 && ms <= UINT_MAX) limits.timeout_ms = (unsigned)ms;
   }
+  json_object *script;
+  if (json_object_object_get_ex(run, "script", &script))
+    limits.script = json_object_get_string(script);
   int status = box_shell_run_new(shell, json_object_get_string(source), &limits);
   /* Let go of the caller's descriptors before reporting, so its output
    * ends exactly when its status arrives.  Closed rather than pointed at

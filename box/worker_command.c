@@ -873,8 +873,9 @@ static void command_cleanup(Command *c)
 
 /* One attempt on one worker: the command, or NULL when the worker never
  * became ready (the command did not start: another worker may take it). */
-static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fds[3], int watch_fd,
-                              BoxdWatchFn on_watch, void *data, int *status, gint64 *ready_at)
+static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, const char *script,
+                              int fds[3], int watch_fd, BoxdWatchFn on_watch, void *data,
+                              int *status, gint64 *ready_at)
 {
   if (!boxd_worker_wait_ready(w)) {
     boxd_worker_discard(d, w);
@@ -900,6 +901,7 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
   json_object *run = json_object_new_object();
   json_object_object_add(run, "op", json_object_new_string("run"));
   json_object_object_add(run, "source", json_object_new_string(source));
+  if (script) json_object_object_add(run, "script", json_object_new_string(script));
   /* Only a worker asked for before the gateway started lacks it. */
   json_object *gateway_env = w->has_env ? NULL : boxd_gateway_worker_env(d);
   if (gateway_env) json_object_object_add(run, "env", gateway_env);
@@ -975,8 +977,8 @@ static bool starts_with_python(Boxd *d, const char *source)
   return n && (!source[n] || strchr(" \t\n;", source[n])) && !tool_takes(d, name);
 }
 
-void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, BoxdWatchFn on_watch,
-                      BoxdAnswerFn answer, void *data)
+void boxd_run_command(Boxd *d, const char *source, const char *script, int fds[3], int watch_fd,
+                      BoxdWatchFn on_watch, BoxdAnswerFn answer, void *data)
 {
   bool python = starts_with_python(d, source);
   int status = -1;
@@ -989,7 +991,7 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, Box
     int command = w->command;
     gint64 t2 = 0;
     int ckpt_lock = boxd_checkpoints_begin(d);
-    Command *c = run_on_worker(d, w, source, fds, watch_fd, on_watch, data, &status, &t2);
+    Command *c = run_on_worker(d, w, source, script, fds, watch_fd, on_watch, data, &status, &t2);
     if (!c) boxd_checkpoints_release(d, ckpt_lock);
     if (!c) {
       g_printerr("box: warning: a Shell worker ended before it was ready; trying another\n");

@@ -701,6 +701,8 @@ static void end_heredoc(Shell *sh)
 
 bool box_history_run(Shell *sh, const char *text, int line, int *status)
 {
+  /* what bash gives a list turned on with no size set */
+  if (!box_var_get(sh, "HISTSIZE")) box_var_set(sh, "HISTSIZE", "500");
   GString *pending = g_string_new(NULL);
   int first = line, why = 0;
   bool go = true;

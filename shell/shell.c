@@ -309,6 +309,11 @@ static int run_on(Shell *sh, const char *source, const BoxShellLimits *limits)
   unsigned tmo = limits && limits->timeout_ms ? limits->timeout_ms : BOX_SHELL_TIMEOUT_MS_DEFAULT;
   sh->deadline = g_get_monotonic_time() + (gint64)tmo * 1000;
   if (limits && limits->max_depth) sh->max_depth = (int)limits->max_depth;
+  if (limits && limits->script && *limits->script) {
+    g_free(sh->arg0);
+    sh->arg0 = g_strdup(limits->script);
+    box_callstack_push(sh, "main", limits->script, 0, false);
+  }
   if (!source) source = "";
   int status = 0;
   if (strlen(source) > BOX_MAX_INPUT) {

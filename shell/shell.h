@@ -150,10 +150,13 @@ typedef struct {
  * "strands-shell: syntax error: ..." on stderr and returns 2. */
 int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost *host);
 
-/* Limits of one run (0 = the default). */
+/* Limits of one run (0 = the default), and what the text is. */
 typedef struct {
   unsigned timeout_ms; /* wall clock for the whole text; default 30 s */
   unsigned max_depth;  /* function nesting; default 1000 */
+  /* the path of the script the text was read from (`bash SCRIPT` through
+   * the alias), or NULL for -c text: $0 and BASH_SOURCE's main, as bash */
+  const char *script;
 } BoxShellLimits;
 
 /* A run that outlives its timeout ends with this on stderr and this status.

@@ -40,6 +40,29 @@ def test_script_file(running, tmp_path):
     assert (r.returncode, r.stdout, r.stderr) == (0, "from-script\n2\n", "")
 
 
+def test_script_knows_its_path(running):
+    """`bash scripts/x.sh` through the alias: $0 and ${BASH_SOURCE[0]} are the
+    path as given, as in bash, so a script finds the files beside it."""
+    d = running.workspace / "scripts"
+    d.mkdir()
+    (d / "data.txt").write_text("beside\n")
+    (d / "x.sh").write_text(
+        'echo "$0|${BASH_SOURCE[*]}|${BASH_LINENO[*]}|${FUNCNAME[*]}"\n'
+        'here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"\n'
+        'cat "$here/data.txt"\n'
+        'f() { echo "${FUNCNAME[*]} ${BASH_SOURCE[*]}"; caller 0; }\n'
+        'f\n')
+    r = running.alias("scripts/x.sh")
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout == ("scripts/x.sh|scripts/x.sh|0|\n"
+                        "beside\n"
+                        "f main scripts/x.sh scripts/x.sh\n"
+                        "5 main scripts/x.sh\n")
+    # -c text is no script: bash's $0 and an empty stack
+    r = running.bash('echo "$0|${BASH_SOURCE[*]}|${#BASH_SOURCE[@]}"')
+    assert (r.returncode, r.stdout) == (0, "bash||0\n")
+
+
 def test_script_too_big(running, tmp_path):
     script = tmp_path / "big.sh"
     script.write_text("#" * 65537)
