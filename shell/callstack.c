@@ -16,6 +16,7 @@ static const char *const stack_vars[] = { "FUNCNAME", "BASH_SOURCE", "BASH_LINEN
 
 static ShellVar *kept(Shell *sh, const char *name)
 {
+  if (!sh->lazy_made) return NULL; /* made from the frames when first looked at */
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
   if (!v || (v->flags & (V_ARRAY | V_NAMEREF | V_ASSOC)) != V_ARRAY) return NULL;
   if (!v->arr) v->arr = g_ptr_array_new_with_free_func(g_free);
@@ -57,18 +58,26 @@ static void funcname_fill(Shell *sh)
     g_ptr_array_add(v->arr, g_strdup(g_array_index(sh->calls, BoxCall, i).name));
 }
 
-void box_callstack_init(Shell *sh)
+void box_callstack_materialize(Shell *sh)
 {
-  sh->calls = g_array_new(FALSE, FALSE, sizeof(BoxCall));
   for (size_t i = 0; i < G_N_ELEMENTS(stack_vars); i++) {
+    if (g_hash_table_contains(sh->vars, stack_vars[i])) continue;
     ShellVar *v = box_var_make(sh, stack_vars[i]);
     box_var_make_array(v, false);
   }
-  box_var_lookup(sh, "FUNCNAME")->flags |= V_NOVALUE;
+  guint n = sh->calls ? sh->calls->len : 0;
+  ShellVar *src = kept(sh, "BASH_SOURCE"), *lines = kept(sh, "BASH_LINENO");
+  for (guint i = n; i-- > 0;) {
+    const BoxCall *c = &g_array_index(sh->calls, BoxCall, i);
+    if (src) g_ptr_array_add(src->arr, g_strdup(c->source));
+    if (lines) g_ptr_array_add(lines->arr, g_strdup_printf("%ld", c->line));
+  }
+  funcname_fill(sh);
 }
 
 void box_callstack_free(Shell *sh)
 {
+  if (!sh->calls) return;
   for (guint i = 0; i < sh->calls->len; i++) {
     BoxCall *c = &g_array_index(sh->calls, BoxCall, i);
     g_free(c->name);
@@ -79,6 +88,7 @@ void box_callstack_free(Shell *sh)
 
 void box_callstack_push(Shell *sh, const char *name, const char *source, long line, bool function)
 {
+  if (!sh->calls) sh->calls = g_array_new(FALSE, FALSE, sizeof(BoxCall));
   bool was_in_function = function && in_function(sh);
   BoxCall c = { g_strdup(name), g_strdup(source), line, function };
   g_array_append_val(sh->calls, c);
@@ -95,7 +105,7 @@ void box_callstack_push(Shell *sh, const char *name, const char *source, long li
 
 void box_callstack_pop(Shell *sh)
 {
-  g_return_if_fail(sh->calls->len > 0);
+  g_return_if_fail(sh->calls && sh->calls->len > 0);
   BoxCall *c = &g_array_index(sh->calls, BoxCall, sh->calls->len - 1);
   bool function = c->function;
   g_free(c->name);
@@ -112,24 +122,24 @@ void box_callstack_pop(Shell *sh)
 
 void box_callstack_reset(Shell *sh)
 {
-  while (sh->calls->len) box_callstack_pop(sh);
+  while (sh->calls && sh->calls->len) box_callstack_pop(sh);
 }
 
 const char *box_callstack_source(Shell *sh)
 {
-  guint n = sh->calls->len;
+  guint n = sh->calls ? sh->calls->len : 0;
   return n ? g_array_index(sh->calls, BoxCall, n - 1).source : "environment";
 }
 
 const BoxCall *box_callstack_frame(Shell *sh, guint k)
 {
-  guint n = sh->calls->len;
+  guint n = sh->calls ? sh->calls->len : 0;
   return k < n ? &g_array_index(sh->calls, BoxCall, n - 1 - k) : NULL;
 }
 
 const char *box_callstack_function(Shell *sh)
 {
-  for (guint i = sh->calls->len; i-- > 0;) {
+  for (guint i = sh->calls ? sh->calls->len : 0; i-- > 0;) {
     const BoxCall *c = &g_array_index(sh->calls, BoxCall, i);
     if (c->function) return c->name;
   }

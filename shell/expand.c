@@ -983,6 +983,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
   /* ${!prefix*} ${!prefix@} */
   if (indirect && !sub && i < n && (t[i] == '*' || t[i] == '@') && i + 1 == n) {
     Vals v = { g_ptr_array_new_with_free_func(g_free), true, t[i] == '*', true };
+    box_vars_materialize(sh);
     GList *keys = g_hash_table_get_keys(sh->vars);
     keys = g_list_sort(keys, (GCompareFunc)strcmp);
     for (GList *k = keys; k; k = k->next)

@@ -359,7 +359,8 @@ struct Shell {
   char *arena_ptr;
   GString *rematch_dummy;
   const char *script_name; /* for messages of sourced files */
-  GArray *calls;           /* BoxCall: the call stack, outermost first (callstack.c) */
+  GArray *calls;           /* BoxCall: the call stack, outermost first (callstack.c), or NULL */
+  bool lazy_made;          /* box_vars_materialize has run */
   guint call_functions;    /* how many of its frames are functions' */
   int subst_status;        /* status of the last $(…), -1 none */
   bool check_only;         /* -n: parse only; no tree outlives its command */
@@ -759,7 +760,12 @@ GPtrArray *box_history_words(const char *line);
 int box_history_expand(Shell *sh, const char *line, char **out, char **error);
 /* commands/dirs.c: ~N, ~+N, ~-N's directory of the stack, or NULL. */
 char *box_dirstack_tilde(Shell *sh, const char *spec);
-/* commands/set.c: SHELLOPTS and BASHOPTS from the options now on. */
+/* vars.c: makes the variables bash -c starts with that the Shell makes
+ * only when a script looks (the call stack's arrays, BASH_VERSINFO,
+ * SHELLOPTS…); a listing of variables calls it first. */
+void box_vars_materialize(Shell *sh);
+/* commands/set.c: SHELLOPTS and BASHOPTS from the options now on (once
+ * box_vars_materialize has made them). */
 void box_optvars_refresh(Shell *sh);
 /* callstack.c: the frames behind FUNCNAME, BASH_SOURCE and BASH_LINENO.
  * push adds a function's call (function true), a sourced file ("source")
@@ -773,7 +779,7 @@ typedef struct {
   long line;
   bool function;
 } BoxCall;
-void box_callstack_init(Shell *sh);
+void box_callstack_materialize(Shell *sh);
 void box_callstack_free(Shell *sh);
 void box_callstack_push(Shell *sh, const char *name, const char *source, long line, bool function);
 void box_callstack_pop(Shell *sh);

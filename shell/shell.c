@@ -130,15 +130,6 @@ bool box_shell_implements(const char *name)
   return name && (box_command_lookup(name) != NULL);
 }
 
-/* An array bash -c starts with (values NULL-terminated). */
-static void init_array(Shell *sh, const char *name, const char *const *values, unsigned flags)
-{
-  ShellVar *v = box_var_make(sh, name);
-  box_var_make_array(v, false);
-  for (const char *const *p = values; *p; p++) g_ptr_array_add(v->arr, g_strdup(*p));
-  v->flags |= flags;
-}
-
 static void init_var(Shell *sh, const char *name, const char *value, bool exported)
 {
   if (!value) return;
@@ -178,6 +169,9 @@ static void keep_ignored(Shell *sh)
 static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *host)
 {
   memset(sh, 0, sizeof *sh);
+  /* what init sets is never one of the variables made on first sight:
+   * its names need not be looked at for them (vars.c) */
+  sh->lazy_made = true;
   box_current_shell = sh;
   if (env && env->keep_ignored) keep_ignored(sh);
   sh->vars = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, box_var_free);
@@ -232,15 +226,6 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   box_var_lookup(sh, "UID")->flags |= V_READONLY | V_INTEGER;
   box_var_lookup(sh, "EUID")->flags |= V_READONLY | V_INTEGER;
   init_var(sh, "OSTYPE", "linux-gnu", false);
-  box_callstack_init(sh);
-  static const char *const none[] = { NULL };
-  static const char *const versinfo[] = { "5", "2", "15", "1", "release", "x86_64-pc-linux-gnu",
-                                          NULL };
-  init_array(sh, "BASH_ARGC", none, 0);
-  init_array(sh, "BASH_ARGV", none, 0);
-  init_array(sh, "BASH_VERSINFO", versinfo, V_READONLY);
-  init_array(sh, "DIRSTACK", none, 0);
-  box_optvars_refresh(sh);
   /* as `enable -n NAME` leaves them: a program, found as any other */
   for (char **n = host_commands; n && *n; n++) {
     const BoxCommandDef *def = box_command_lookup(*n);
@@ -250,6 +235,7 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   }
   sh->started = g_get_monotonic_time();
   sh->pipestatus_one = -1;
+  sh->lazy_made = false;
 }
 
 static void shell_done(Shell *sh)

@@ -79,6 +79,56 @@ void box_var_journal_end(Shell *sh, GArray *journal)
   box_var_restore(sh, journal);
 }
 
+/* Variables bash -c starts with that few commands look at: made the
+ * first time a script names one (or lists variables), all at once, so a
+ * command that never does pays nothing for them. */
+static bool lazy_name(const char *name)
+{
+  switch (name[0]) {
+  case 'B':
+    return !strcmp(name, "BASH_ARGC") || !strcmp(name, "BASH_ARGV") ||
+           !strcmp(name, "BASH_LINENO") || !strcmp(name, "BASH_SOURCE") ||
+           !strcmp(name, "BASH_VERSINFO") || !strcmp(name, "BASHOPTS");
+  case 'D': return !strcmp(name, "DIRSTACK");
+  case 'F': return !strcmp(name, "FUNCNAME");
+  case 'S': return !strcmp(name, "SHELLOPTS");
+  default: return false;
+  }
+}
+
+/* An array bash -c starts with (values NULL-terminated). */
+static void lazy_array(Shell *sh, const char *name, const char *const *values, unsigned flags)
+{
+  if (g_hash_table_contains(sh->vars, name)) return;
+  ShellVar *v = box_var_make(sh, name);
+  box_var_make_array(v, false);
+  for (const char *const *p = values; *p; p++) g_ptr_array_add(v->arr, g_strdup(*p));
+  v->flags |= flags;
+}
+
+void box_vars_materialize(Shell *sh)
+{
+  if (sh->lazy_made) return;
+  sh->lazy_made = true;
+  static const char *const none[] = { NULL };
+  static const char *const versinfo[] = { "5", "2", "15", "1", "release", "x86_64-pc-linux-gnu",
+                                          NULL };
+  lazy_array(sh, "BASH_ARGC", none, 0);
+  lazy_array(sh, "BASH_ARGV", none, 0);
+  lazy_array(sh, "BASH_VERSINFO", versinfo, V_READONLY);
+  lazy_array(sh, "DIRSTACK", none, 0);
+  box_callstack_materialize(sh);
+  box_optvars_refresh(sh);
+}
+
+static inline ShellVar *var_find(Shell *sh, const char *name)
+{
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (G_LIKELY(v || sh->lazy_made) || !lazy_name(name)) return v;
+  box_vars_materialize(sh);
+  return g_hash_table_lookup(sh->vars, name);
+}
+
 /* name is about to change: the first change of a journal keeps a copy */
 static void journal_note(Shell *sh, const char *name)
 {
@@ -86,7 +136,7 @@ static void journal_note(Shell *sh, const char *name)
   GArray *j = sh->var_journal;
   for (guint i = 0; i < j->len; i++)
     if (strcmp(g_array_index(j, SavedVar, i).name, name) == 0) return;
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  ShellVar *v = var_find(sh, name);
   SavedVar s = { g_strdup(name), v ? var_copy(v) : NULL };
   g_array_append_val(j, s);
 }
@@ -96,12 +146,12 @@ static void journal_note(Shell *sh, const char *name)
  * nameref without a value yet is itself (declare -n r=x sets r). */
 static const char *deref(Shell *sh, const char *name, ShellVar **found)
 {
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  ShellVar *v = var_find(sh, name);
   for (int i = 0;
        i < 8 && v && (v->flags & V_NAMEREF) && v->value && box_is_name(v->value, strlen(v->value));
        i++) {
     name = v->value;
-    v = g_hash_table_lookup(sh->vars, name);
+    v = var_find(sh, name);
   }
   *found = v;
   return name;
@@ -109,7 +159,7 @@ static const char *deref(Shell *sh, const char *name, ShellVar **found)
 
 bool box_nameref_elem(Shell *sh, const char *name, char **arr, char **key)
 {
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  ShellVar *v = var_find(sh, name);
   if (!v || !(v->flags & V_NAMEREF)) return false;
   name = deref(sh, name, &v);
   /* deref stops at the last nameref when its value is no plain name */
@@ -122,14 +172,14 @@ bool box_nameref_elem(Shell *sh, const char *name, char **arr, char **key)
 
 ShellVar *box_var_lookup(Shell *sh, const char *name)
 {
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  ShellVar *v = var_find(sh, name);
   if (v && (v->flags & V_NAMEREF)) deref(sh, name, &v);
   return v;
 }
 
 ShellVar *box_var_make(Shell *sh, const char *name)
 {
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  ShellVar *v = var_find(sh, name);
   if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!v) {
     v = g_new0(ShellVar, 1);
@@ -177,11 +227,11 @@ static const char *dyn_value(Shell *sh, const char *name)
 
 const char *box_var_get(Shell *sh, const char *name)
 {
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  ShellVar *v = var_find(sh, name);
   if (v && (v->flags & V_NAMEREF)) {
     g_autofree char *arr = NULL, *key = NULL;
     if (box_nameref_elem(sh, name, &arr, &key)) {
-      ShellVar *a = g_hash_table_lookup(sh->vars, arr);
+      ShellVar *a = var_find(sh, arr);
       return a ? box_var_elem(a, key) : NULL;
     }
     name = deref(sh, name, &v);
@@ -237,14 +287,17 @@ char *box_int_append(Shell *sh, const char *old, const char *value)
 
 bool box_var_set(Shell *sh, const char *name, const char *value)
 {
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  ShellVar *v = var_find(sh, name);
   if (v && (v->flags & V_NAMEREF)) {
     g_autofree char *arr = NULL, *key = NULL;
     if (box_nameref_elem(sh, name, &arr, &key)) return box_var_set_elem(sh, arr, key, value, false);
     name = deref(sh, name, &v);
   }
   if (!check_ro(sh, v, name)) return false;
-  if (!v && name[0] == 'B' && strcmp(name, "BASH_ARGV0") == 0) {
+  /* told apart by two letters first: BASH_VERSION, set for every run,
+   * need not read the literal's page */
+  if (!v && name[0] == 'B' && name[1] == 'A' && name[2] == 'S' && name[3] == 'H' &&
+      name[4] == '_' && name[5] == 'A' && strcmp(name, "BASH_ARGV0") == 0) {
     /* bash's: assigning it sets $0 */
     g_free(sh->arg0);
     sh->arg0 = g_strdup(value);
@@ -274,7 +327,7 @@ bool box_var_set(Shell *sh, const char *name, const char *value)
 
 bool box_var_set_take(Shell *sh, const char *name, char *value)
 {
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  ShellVar *v = var_find(sh, name);
   /* OPTIND's assignments reset getopts: box_var_set's */
   if (v &&
       !(v->flags & (V_READONLY | V_INTEGER | V_LOWER | V_UPPER | V_ARRAY | V_ASSOC | V_NAMEREF)) &&
@@ -297,7 +350,7 @@ void box_var_export(Shell *sh, const char *name)
 
 void box_var_unset(Shell *sh, const char *name)
 {
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  ShellVar *v = var_find(sh, name);
   if (!v) return;
   if (name[0] == 'P' && strcmp(name, "PIPESTATUS") == 0) sh->pipestatus_one = -1;
   if (name[0] == 'O' && strcmp(name, "OPTIND") == 0) sh->optind_sub = 0;
@@ -382,7 +435,7 @@ const char *box_var_elem(ShellVar *v, const char *key)
 
 bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append)
 {
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  ShellVar *v = var_find(sh, name);
   if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!check_ro(sh, v, name)) return false;
   journal_note(sh, name);
@@ -435,7 +488,7 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
 
 int box_var_unset_elem(Shell *sh, const char *name, const char *key)
 {
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  ShellVar *v = var_find(sh, name);
   if (!v) return 0;
   if (v->flags & V_ASSOC) {
     g_hash_table_remove(v->assoc, key);

@@ -148,6 +148,7 @@ static int trace_functions(BoxCmd *c, int i, bool on)
 static int list_vars(BoxCmd *c, unsigned set, bool print, const char *who)
 {
   Shell *sh = c->sh;
+  box_vars_materialize(sh);
   GList *keys = g_list_sort(g_hash_table_get_keys(sh->vars), cmpstr);
   for (GList *k = keys; k; k = k->next) {
     ShellVar *v = g_hash_table_lookup(sh->vars, k->data);

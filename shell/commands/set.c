@@ -15,7 +15,7 @@ static const struct {
   { "emacs", 0, O_INERT_EMACS, false },         { "errexit", 'e', O_ERREXIT, false },
   { "errtrace", 'E', O_ERRTRACE, false },       { "functrace", 'T', O_FUNCTRACE, false },
   { "hashall", 'h', O_HASHALL, false },         { "histexpand", 'H', O_HISTEXPAND, false },
-  { "history", 0, O_HISTORY, false },     { "ignoreeof", 0, O_INERT_IGNOREEOF, false },
+  { "history", 0, O_HISTORY, false },           { "ignoreeof", 0, O_INERT_IGNOREEOF, false },
   { "interactive-comments", 0, 0, true },       { "keyword", 'k', O_KEYWORD, false },
   { "monitor", 'm', O_INERT_MONITOR, false },   { "noclobber", 'C', O_NOCLOBBER, false },
   { "noexec", 'n', O_NOEXEC, false },           { "noglob", 'f', O_NOGLOB, false },
@@ -77,6 +77,7 @@ static void set_optvar(Shell *sh, const char *name, GString *text)
 
 void box_optvars_refresh(Shell *sh)
 {
+  if (!sh->lazy_made) return;
   GString *t = g_string_new(NULL);
   for (size_t k = 0; k < G_N_ELEMENTS(opts); k++)
     if (option_on(sh, k)) g_string_append_printf(t, "%s%s", t->len ? ":" : "", opts[k].name);
@@ -107,6 +108,7 @@ int box_cmd_set(BoxCmd *c)
 {
   Shell *sh = c->sh;
   if (c->argc == 1) {
+    box_vars_materialize(sh);
     GList *keys = g_list_sort(g_hash_table_get_keys(sh->vars), cmpstr);
     for (GList *k = keys; k; k = k->next) {
       const char *v = box_var_get(sh, k->data);
