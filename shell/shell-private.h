@@ -15,6 +15,7 @@
 
 typedef struct Shell Shell;
 typedef struct BoxHistory BoxHistory;
+typedef struct BoxCompTable BoxCompTable;
 
 /* ---- arena (shell.c): parse trees live until the Shell ends ------------- */
 
@@ -281,6 +282,7 @@ struct Shell {
   GHashTable *subst_cache; /* $(…) text → Node* */
   GHashTable *disabled;    /* builtins `enable -n` turned off (NULL: none) */
   BoxHistory *history;      /* the command history (history.c), NULL until used */
+  BoxCompTable *completions; /* complete's specifications (commands/complete.c), or NULL */
   GHashTable *traced_funcs; /* functions `declare -ft` gave the trace attribute (NULL: none) */
   GPtrArray *frames;       /* per function call: GPtrArray of saved locals */
   GArray *temp_scope;      /* SavedVar: `NAME=v f`'s for the innermost such call, or NULL */
@@ -758,6 +760,8 @@ void box_history_push(Shell *sh, const char *line);
 void box_history_replace_last(Shell *sh, const char *line);
 GPtrArray *box_history_words(const char *line);
 int box_history_expand(Shell *sh, const char *line, char **out, char **error);
+/* commands/complete.c: frees complete's table. */
+void box_comp_table_free(BoxCompTable *t);
 /* commands/dirs.c: ~N, ~+N, ~-N's directory of the stack, or NULL. */
 char *box_dirstack_tilde(Shell *sh, const char *spec);
 /* vars.c: makes the variables bash -c starts with that the Shell makes

@@ -246,6 +246,7 @@ static void shell_done(Shell *sh)
   box_callstack_free(sh);
   if (sh->traced_funcs) g_hash_table_destroy(sh->traced_funcs);
   box_history_free(sh);
+  box_comp_table_free(sh->completions);
   if (sh->procsub_fds) g_array_free(sh->procsub_fds, TRUE);
   if (sh->disabled) g_hash_table_destroy(sh->disabled);
   for (guint i = 0; i < sh->jobs->len; i++) {

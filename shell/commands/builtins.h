@@ -30,8 +30,28 @@ bool box_set_option_get(Shell *sh, int row, BoxCmd *show, bool plus);
 void box_set_option_change(Shell *sh, int row, bool on);
 /* alias.c: an alias's value as `alias` prints it, always quoted. */
 char *box_alias_quote(const char *val);
-/* shopt's names that are on, joined by ':' (BASHOPTS). */
+/* shopt's names that are on, joined by ':' (BASHOPTS); all of them. */
 GString *box_shopt_on_names(Shell *sh);
+GString *box_shopt_all_names(void);
+/* complete.c: a completion specification, as complete and compgen take
+ * one.  box_comp_parse reads the options (complete's -p -r -D -E -I into
+ * *flags when complete) and returns the index of the first name, or -1
+ * (a bad -o or -A name) or -2 (a bad option, its usage shown): status 2
+ * either way. */
+typedef struct {
+  unsigned actions; /* bits of complete.c's actions table */
+  unsigned options; /* bits of its -o names */
+  char *globpat, *words, *prefix, *suffix, *filterpat, *command, *funcname;
+} BoxCompSpec;
+enum {
+  BOX_COMP_PRINT = 1,
+  BOX_COMP_REMOVE = 2,
+  BOX_COMP_DEFAULT = 4,
+  BOX_COMP_EMPTY = 8,
+  BOX_COMP_INITIAL = 16
+};
+int box_comp_parse(BoxCmd *c, const char *usage, bool complete, BoxCompSpec *s, unsigned *flags);
+void box_comp_spec_clear(BoxCompSpec *s);
 /* set -o's listing (set +o's when plus) of all, or only: 1 those on, -1 off. */
 void box_set_list(BoxCmd *c, bool plus, int only);
 

@@ -67,6 +67,15 @@ static void shopt_change(Shell *sh, size_t k, bool on)
   box_optvars_refresh(sh);
 }
 
+GString *box_shopt_all_names(void)
+{
+  split_names();
+  GString *t = g_string_new(NULL);
+  for (size_t k = 0; k < nopts; k++)
+    g_string_append_printf(t, "%s%s", t->len ? ":" : "", opts[k] + 1);
+  return t;
+}
+
 GString *box_shopt_on_names(Shell *sh)
 {
   split_names();

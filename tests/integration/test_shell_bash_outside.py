@@ -249,6 +249,31 @@ fc -e cat
 fc -e cat -1
 fc -v; echo $?
 history"""),
+    # ---- complete and compgen (bash's complete.tests): bash's listing order ------
+    ("complete-listing-order", """complete -f a; complete -f b; complete -f ab; complete -f ba; complete -d zz
+complete -c gdb make nice
+complete -A stopped -P '%' bg
+complete -j -W '$(ps -x | tail +2 | cut -c1-5)' -P '%' wait
+complete -o dirnames -o filenames -o nospace -d pushd popd
+complete -f -X '!*.+(gz|tgz)' gunzip gzcat
+complete -v -S '=' declare export
+complete -o bashdefault -o filenames -F _comp_cd cd
+complete -W '"${GROUPS[@]}"' newgrp
+complete -F f -C "echo it's" -G "*.c" x
+complete -D -o default; complete -E
+complete -c nice
+complete -p gdb; complete
+complete -r a gdb; complete -p gdb notthere; echo $?
+complete -r; complete; echo end"""),
+    ("complete-bad-options", 'complete -z x; echo $?; complete -o nope x; echo $?; complete -A nope x; echo $?; complete -X; echo $?; compgen -z; echo $?'),
+    ("compgen-words-and-actions", """compgen -W "apple banana apricot" ap; echo $?; compgen -W "x y" z; echo $?
+v=val; compgen -W "\\$v x{1,2} \\"a b\\" \\$(echo p q)"
+compgen -X "!*a*" -W "aa bb ca"; compgen -X "b*" -W "aa bb ca"; compgen -P "<" -S ">" -W "a b"
+f1() { :; }; f2() { :; }; compgen -A function f; alias ll=ls la='ls -a'; compgen -a l
+compgen -k | head -5; compgen -A setopt err; compgen -A shopt ext; compgen -A signal SIGUS
+export PA1=1; compgen -e PA; compgen -v BASH_VERSI; arr=(1); compgen -A arrayvar ar
+mkdir -p d1 d2; touch f1 d1/x; compgen -d -S / d | sort; compgen -f d1/; compgen -G 'd*' | sort
+compgen -c ech | head -1; compgen -b | head -3"""),
     # ---- set -o: every option keeps its state (bash's shopt.tests) ----------------
     ("set-o-inert-options-kept", 'set -o emacs -o histexpand -o history -o monitor -o privileged -o posix; set -o; set +o; shopt -o emacs vi; set -o vi; shopt -po emacs vi\nset -mHpbkP; echo $-; set +mHpbkP; echo $-'),
     ("substring-of-scalar-as-list", 'var=blah; echo ${var[@]:3} ${var[*]:1} "${var[@]:1:2}" ${var[@]: -2}; declare -n r=var; echo ${r[@]:2}; f() { local l=abc; echo ${l[@]:1:1}; }; f; a=(x y z); echo ${a[@]:1} ${a:1}'),
