@@ -25,15 +25,8 @@ enum { F_LIT = 0, F_QUO = 1, F_EXP = 2, F_BRK = 3, F_NUL = 4 };
 /* M_ASSIGN: an assignment's value, whose `~` after a ':' is a tilde too;
  * M_ASSIGN_WORD: a whole NAME=value word (an argument that reads as one),
  * whose `~` right after its first '=' is one as well */
-enum {
-  M_DQ = 1,
-  M_HEREDOC = 2,
-  M_ASSIGN = 4,
-  M_NOSPLIT = 8,
-  M_ARITH = 16,
-  M_DQWORD = 32,
-  M_ASSIGN_WORD = 64
-};
+enum { M_DQ = 1, M_HEREDOC = 2, M_ASSIGN = 4, M_NOSPLIT = 8 };
+enum { M_ARITH = 16, M_DQWORD = 32, M_ASSIGN_WORD = 64 };
 
 typedef struct {
   Shell *sh;
@@ -531,10 +524,9 @@ static char *opts_string(Shell *sh)
   /* bash's order: lower case, then upper case */
   static const char letters[] = "abefhkmpuvxBCEHPT";
   static const unsigned flags[] = {
-    O_ALLEXPORT,      O_INERT_NOTIFY,  O_ERREXIT,          O_NOGLOB,   O_HASHALL,
-    O_KEYWORD,  O_INERT_MONITOR, O_INERT_PRIVILEGED, O_NOUNSET,  O_VERBOSE,
-    O_XTRACE,         O_BRACE,         O_NOCLOBBER,        O_ERRTRACE, O_HISTEXPAND,
-    O_INERT_PHYSICAL, O_FUNCTRACE,
+    O_ALLEXPORT,     O_INERT_NOTIFY,     O_ERREXIT,    O_NOGLOB,         O_HASHALL,   O_KEYWORD,
+    O_INERT_MONITOR, O_INERT_PRIVILEGED, O_NOUNSET,    O_VERBOSE,        O_XTRACE,    O_BRACE,
+    O_NOCLOBBER,     O_ERRTRACE,         O_HISTEXPAND, O_INERT_PHYSICAL, O_FUNCTRACE,
   };
   G_STATIC_ASSERT(G_N_ELEMENTS(flags) == sizeof letters - 1);
   GString *g = g_string_new(NULL);
@@ -828,6 +820,25 @@ static char *case_mod(const char *s, const char *pat, int upper, bool all, Shell
     p = nx;
   }
   return g_string_free(g, FALSE);
+}
+
+char *box_single_quote(const char *s)
+{
+  g_auto(GStrv) parts = g_strsplit(s, "'", -1);
+  g_autofree char *inner = g_strjoinv("'\\''", parts);
+  return g_strconcat("'", inner, "'", NULL);
+}
+
+void box_append_amp(GString *g, const char *text, const char *amp)
+{
+  for (const char *r = text; *r; r++) {
+    if (*r == '\\' && r[1] == '&')
+      g_string_append_c(g, *++r);
+    else if (*r == '&')
+      g_string_append(g, amp);
+    else
+      g_string_append_c(g, *r);
+  }
 }
 
 char *box_quote(const char *s)

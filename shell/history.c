@@ -375,26 +375,13 @@ static char *pick_words(Exp *x, const char *ev, const char *s, size_t *i)
   return g_string_free(g, FALSE);
 }
 
-static char *single_quote(const char *t)
-{
-  GString *g = g_string_new("'");
-  for (const char *p = t; *p; p++) {
-    if (*p == '\'')
-      g_string_append(g, "'\\''");
-    else
-      g_string_append_c(g, *p);
-  }
-  g_string_append_c(g, '\'');
-  return g_string_free(g, FALSE);
-}
-
 /* :x — each blank-separated word quoted alone */
 static char *quote_words(const char *t)
 {
   g_autoptr(GPtrArray) w = box_history_words(t);
   GString *g = g_string_new(NULL);
   for (guint j = 0; j < w->len; j++) {
-    g_autofree char *q = single_quote(w->pdata[j]);
+    g_autofree char *q = box_single_quote(w->pdata[j]);
     if (j) g_string_append_c(g, ' ');
     g_string_append(g, q);
   }
@@ -415,14 +402,7 @@ static char *substitute(const char *t, const char *old, const char *new, bool gl
       break;
     }
     g_string_append_len(g, p, at - p);
-    for (const char *r = new; *r; r++) {
-      if (*r == '\\' && r[1] == '&')
-        g_string_append_c(g, *++r);
-      else if (*r == '&')
-        g_string_append(g, old);
-      else
-        g_string_append_c(g, *r);
-    }
+    box_append_amp(g, new, old);
     p = at + ol;
     if (!global) done = true;
   }
@@ -500,7 +480,7 @@ static char *modify(Exp *x, char *t, const char *s, size_t *i)
       x->print_only = true;
       r = g_strdup(t);
       break;
-    case 'q': r = single_quote(t); break;
+    case 'q': r = box_single_quote(t); break;
     case 'x': r = quote_words(t); break;
     case 's': {
       size_t e = at;

@@ -439,6 +439,11 @@ char *box_i64_str(int64_t v, char *buf);
 /* Quotes s so the Shell reads it back as one word (for xtrace, find -exec,
  * xargs, declare -p …).  g_malloc'd. */
 char *box_quote(const char *s);
+/* s in single quotes always, a quote inside as '\'' (bash's sh_single_quote). */
+char *box_single_quote(const char *s);
+/* text appended to g with each '&' as amp and "\&" as '&' (history's :s,
+ * compgen's -X). */
+void box_append_amp(GString *g, const char *text, const char *amp);
 
 /* ---- commands (commands/registry.c) --------------------------------------- */
 

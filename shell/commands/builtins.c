@@ -22,6 +22,15 @@ int bx_bad_option(BoxCmd *c, char opt, const char *usage)
   return 2;
 }
 
+const char *bx_option_value(BoxCmd *c, const char *p, int *i, const char *usage)
+{
+  if (p[1]) return p + 1;
+  if (*i + 1 < c->argc) return c->argv[++*i];
+  box_cmd_error(c, "-%c: option requires an argument", *p);
+  box_fdprintf(c->err, "%s\n", usage);
+  return NULL;
+}
+
 int bx_no_options(BoxCmd *c, const char *usage)
 {
   const char *a = c->argc > 1 ? c->argv[1] : NULL;

@@ -8,6 +8,10 @@
 /* bash's answer to an unknown option letter: "-X: invalid option", then
  * usage ("NAME: usage: NAME …") on its own line.  Returns 2, the status. */
 int bx_bad_option(BoxCmd *c, char opt, const char *usage);
+/* The value of the option at *p (a letter of argv[*i]): the rest of the
+ * word, else the next word (*i moves on to it); NULL after bash's
+ * "requires an argument" and the usage. */
+const char *bx_option_value(BoxCmd *c, const char *p, int *i, const char *usage);
 /* Where the operands of a builtin that takes no option start (bash's
  * no_options): past a first "--"; a first word "-X" is bx_bad_option's
  * message and -1 (the status is 2). */

@@ -7,10 +7,15 @@
 #include <fnmatch.h>
 #include <glob.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "shell/commands/builtins.h"
 #include "shell/commands/commands-private.h"
+
+static const char usage[] =
+  "compgen: usage: compgen [-abcdefgjksuv] [-o option] [-A action] [-G globpat] [-W wordlist] "
+  "[-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [word]";
 
 /* bit numbers of complete.c's actions table */
 enum {
@@ -51,6 +56,11 @@ static gint by_name(gconstpointer a, gconstpointer b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int by_name_q(const void *a, const void *b)
+{
+  return by_name(a, b);
+}
+
 static void add_if(GPtrArray *out, const char *cand, const char *word)
 {
   if (g_str_has_prefix(cand, word)) g_ptr_array_add(out, g_strdup(cand));
@@ -59,14 +69,11 @@ static void add_if(GPtrArray *out, const char *cand, const char *word)
 static void add_keys(GPtrArray *out, GHashTable *t, const char *word)
 {
   if (!t) return;
-  GPtrArray *keys = g_ptr_array_new();
-  GHashTableIter it;
-  gpointer k;
-  g_hash_table_iter_init(&it, t);
-  while (g_hash_table_iter_next(&it, &k, NULL)) g_ptr_array_add(keys, k);
-  g_ptr_array_sort(keys, by_name);
-  for (guint i = 0; i < keys->len; i++) add_if(out, keys->pdata[i], word);
-  g_ptr_array_free(keys, TRUE);
+  guint n = 0;
+  gpointer *keys = g_hash_table_get_keys_as_array(t, &n);
+  qsort(keys, n, sizeof *keys, by_name_q);
+  for (guint i = 0; i < n; i++) add_if(out, keys[i], word);
+  g_free(keys);
 }
 
 /* Variables: all (flags 0), exported ones, or arrays. */
@@ -257,14 +264,7 @@ static void filter(GPtrArray *out, const char *pat, const char *word)
   bool keep_matching = pat[0] == '!';
   if (keep_matching) pat++;
   GString *p = g_string_new(NULL);
-  for (const char *q = pat; *q; q++) {
-    if (*q == '\\' && q[1] == '&')
-      g_string_append_c(p, *++q);
-    else if (*q == '&')
-      g_string_append(p, word);
-    else
-      g_string_append_c(p, *q);
-  }
+  box_append_amp(p, pat, word);
   for (guint i = out->len; i-- > 0;) {
     bool m = box_fnmatch(p->str, out->pdata[i], FNM_EXTMATCH) == 0;
     if (m != keep_matching) g_ptr_array_remove_index(out, i);
@@ -274,16 +274,10 @@ static void filter(GPtrArray *out, const char *pat, const char *word)
 
 int box_cmd_compgen(BoxCmd *c)
 {
-  static const char usage[] =
-    "compgen: usage: compgen [-abcdefgjksuv] [-o option] [-A action] [-G globpat] [-W wordlist] "
-    "[-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [word]";
   BoxCompSpec s;
   unsigned flags;
   int i = box_comp_parse(c, usage, false, &s, &flags);
-  if (i < 0) {
-    box_comp_spec_clear(&s);
-    return 2;
-  }
+  if (i < 0) return 2;
   const char *word = i < c->argc ? c->argv[i] : "";
   if (s.funcname || s.command)
     box_cmd_error(c, "warning: -%c option may not work as you expect", s.funcname ? 'F' : 'C');

@@ -54,7 +54,8 @@ static void spec_copy(BoxCompSpec *to, const BoxCompSpec *from)
   for (size_t i = 0; i < G_N_ELEMENTS(args); i++) *args[i] = g_strdup(*args[i]);
 }
 
-int box_comp_parse(BoxCmd *c, const char *usage, bool complete, BoxCompSpec *s, unsigned *flags)
+static int parse_options(BoxCmd *c, const char *usage, bool complete, BoxCompSpec *s,
+                         unsigned *flags)
 {
   memset(s, 0, sizeof *s);
   *flags = 0;
@@ -83,12 +84,8 @@ int box_comp_parse(BoxCmd *c, const char *usage, bool complete, BoxCompSpec *s, 
         box_fdprintf(c->err, "%s\n", usage);
         return -2;
       }
-      const char *arg = p[1] ? p + 1 : i + 1 < c->argc ? c->argv[++i] : NULL;
-      if (!arg) {
-        box_cmd_error(c, "-%c: option requires an argument", *p);
-        box_fdprintf(c->err, "%s\n", usage);
-        return -2;
-      }
+      const char *arg = bx_option_value(c, p, &i, usage);
+      if (!arg) return -2;
       char **slot = NULL;
       switch (*p) {
       case 'o': {
@@ -126,6 +123,13 @@ int box_comp_parse(BoxCmd *c, const char *usage, bool complete, BoxCompSpec *s, 
       break; /* the option's argument ends the word */
     }
   }
+  return i;
+}
+
+int box_comp_parse(BoxCmd *c, const char *usage, bool complete, BoxCompSpec *s, unsigned *flags)
+{
+  int i = parse_options(c, usage, complete, s, flags);
+  if (i < 0) box_comp_spec_clear(s);
   return i;
 }
 
@@ -204,14 +208,8 @@ static bool drop(Shell *sh, const char *name)
 static void put_quoted(GString *g, const char *opt, const char *arg)
 {
   if (!arg) return;
-  g_string_append_printf(g, "%s '", opt);
-  for (const char *p = arg; *p; p++) {
-    if (*p == '\'')
-      g_string_append(g, "'\\''");
-    else
-      g_string_append_c(g, *p);
-  }
-  g_string_append(g, "' ");
+  g_autofree char *q = box_single_quote(arg);
+  g_string_append_printf(g, "%s %s ", opt, q);
 }
 
 static void print_entry(BoxCmd *c, const BoxCompEntry *e)
@@ -258,10 +256,7 @@ int box_cmd_complete(BoxCmd *c)
   BoxCompSpec s;
   unsigned flags;
   int i = box_comp_parse(c, usage, true, &s, &flags);
-  if (i < 0) {
-    box_comp_spec_clear(&s);
-    return 2;
-  }
+  if (i < 0) return 2;
   GPtrArray *names = g_ptr_array_new();
   for (size_t k = 0; k < G_N_ELEMENTS(special_names); k++)
     if (flags & (BOX_COMP_DEFAULT << k)) g_ptr_array_add(names, (gpointer)special_names[k][0]);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "shell/commands/builtins.h"
+#include "shell/commands/commands-private.h"
 
 static const char usage[] =
   "fc: usage: fc [-e ename] [-lnr] [first] [last] or fc -s [pat=rep] [command]";
@@ -124,37 +125,17 @@ static int edit(BoxCmd *c, const char *ename, long from, long to)
 int box_cmd_fc(BoxCmd *c)
 {
   Shell *sh = c->sh;
-  bool listing = false, numbers = true, reverse = false, again = false;
+  bool listing = false, bare = false, reverse = false, again = false; /* bare: -n */
   const char *ename = NULL;
   int i = 1;
-  for (; i < c->argc; i++) {
-    const char *a = c->argv[i];
-    if (strcmp(a, "--") == 0) {
-      i++;
-      break;
-    }
-    if (a[0] != '-' || !a[1] || g_ascii_isdigit(a[1])) break;
-    bool took = false;
-    for (const char *p = a + 1; *p && !took; p++) {
-      switch (*p) {
-      case 'l': listing = true; break;
-      case 'n': numbers = false; break;
-      case 'r': reverse = true; break;
-      case 's': again = true; break;
-      case 'e':
-        if (p[1]) {
-          ename = p + 1;
-        } else if (i + 1 < c->argc) {
-          ename = c->argv[++i];
-        } else {
-          box_cmd_error(c, "-e: option requires an argument");
-          box_fdprintf(c->err, "%s\n", usage);
-          return 2;
-        }
-        took = true;
-        break;
-      default: return bx_bad_option(c, *p, usage);
-      }
+  /* -1 is an operand: the command before */
+  for (const char *a; (a = bx_option_word(c, &i, "-")) && !g_ascii_isdigit(a[1]); i++) {
+    bool *const flags[] = { &listing, &bare, &reverse, &again };
+    for (const char *p = a + 1; *p; p++) {
+      if (bx_set_flag(*p, "lnrs", flags)) continue;
+      if (*p != 'e') return bx_bad_option(c, *p, usage);
+      if (!(ename = bx_option_value(c, p, &i, usage))) return 2;
+      break; /* -e took the rest of the word, or the next */
     }
   }
   if (again || (ename && strcmp(ename, "-") == 0)) return redo(c, i);
@@ -192,7 +173,7 @@ int box_cmd_fc(BoxCmd *c)
     to = t;
   }
   for (long k = from; from <= to ? k <= to : k >= to; k += from <= to ? 1 : -1) {
-    if (numbers)
+    if (!bare)
       box_out_printf(c->out, "%ld\t %s\n", box_history_base(sh) + k, box_history_at(sh, (guint)k));
     else
       box_out_printf(c->out, "\t %s\n", box_history_at(sh, (guint)k));

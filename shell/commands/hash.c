@@ -50,15 +50,8 @@ int box_cmd_hash(BoxCmd *c)
   for (const char *a; (a = bx_option_word(c, &i, "-")); i++)
     for (const char *p = a + 1; *p; p++) {
       if (*p == 'p') {
-        if (p[1]) {
-          given = p + 1;
-        } else if (i + 1 < c->argc) {
-          given = c->argv[++i];
-        } else {
-          box_cmd_error(c, "-p: option requires an argument");
-          box_fdprintf(c->err, "hash: usage: hash [-lr] [-p pathname] [-dt] [name ...]\n");
-          return 2;
-        }
+        given = bx_option_value(c, p, &i, "hash: usage: hash [-lr] [-p pathname] [-dt] [name ...]");
+        if (!given) return 2;
         break;
       }
       const char *at = strchr(letters, *p);

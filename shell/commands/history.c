@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "shell/commands/builtins.h"
+#include "shell/commands/commands-private.h"
 
 static const char usage[] = "history: usage: history [-c] [-d offset] [n] or history -anrw "
                             "[filename] or history -ps arg [arg...]";
@@ -86,13 +87,8 @@ int box_cmd_history(BoxCmd *c)
   char file_op = 0;
   const char *del = NULL;
   int i = 1;
-  for (; i < c->argc; i++) {
-    const char *a = c->argv[i];
-    if (strcmp(a, "--") == 0) {
-      i++;
-      break;
-    }
-    if (a[0] != '-' || !a[1] || g_ascii_isdigit(a[1])) break;
+  /* -d's offset may be negative */
+  for (const char *a; (a = bx_option_word(c, &i, "-")) && !g_ascii_isdigit(a[1]); i++) {
     bool took = false; /* -d took the rest of the word, or the next */
     for (const char *p = a + 1; *p && !took; p++) {
       switch (*p) {
@@ -100,15 +96,7 @@ int box_cmd_history(BoxCmd *c)
       case 'p': print = true; break;
       case 's': store = true; break;
       case 'd':
-        if (p[1]) {
-          del = p + 1;
-        } else if (i + 1 < c->argc) {
-          del = c->argv[++i];
-        } else {
-          box_cmd_error(c, "-d: option requires an argument");
-          box_fdprintf(c->err, "%s\n", usage);
-          return 2;
-        }
+        if (!(del = bx_option_value(c, p, &i, usage))) return 2;
         took = true;
         break;
       case 'a':
