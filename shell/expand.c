@@ -78,6 +78,29 @@ static bool expand_text(X *x, const char *t, size_t n, int mode);
 
 static size_t skip_subst(const char *t, size_t i, size_t n);
 
+static size_t skip_to(const char *t, size_t i, size_t n, char close);
+
+/* In posix mode a "${…}"'s word has no single quotes (bash's rule): its
+ * end is found as skip_to finds it, a ' being any character. */
+static size_t skip_brace_posix_dq(const char *t, size_t i, size_t n)
+{
+  while (i < n) {
+    char c = t[i];
+    if (c == '\\') {
+      i += 2;
+    } else if (c == '"' || c == '`') {
+      i = skip_to(t, i + 1, n, c);
+    } else if (c == '$' && i + 1 < n && (t[i + 1] == '{' || t[i + 1] == '(')) {
+      i = skip_to(t, i + 2, n, t[i + 1] == '{' ? '}' : ')');
+    } else if (c == '}') {
+      return i + 1;
+    } else {
+      i++;
+    }
+  }
+  return n;
+}
+
 /* Index just past the construct closing at `close`, starting inside it. */
 static size_t skip_to(const char *t, size_t i, size_t n, char close)
 {
@@ -1696,7 +1719,8 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
         continue;
       }
       if (d == '{') {
-        size_t e = skip_to(t, i + 2, n, '}');
+        size_t e = dq && (x->sh->opts & O_INERT_POSIX) ? skip_brace_posix_dq(t, i + 2, n)
+                                                       : skip_to(t, i + 2, n, '}');
         if (!closed_at(t, i + 2, e, '}')) { return bad_substitution(x, t + i, n - i); }
         if (!param_brace(x, t + i + 2, e - i - 3, mode)) {
           if (!x->failed) xfail(x, 1);

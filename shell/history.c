@@ -80,6 +80,11 @@ bool box_history_current_saved(Shell *sh)
   return sh->history && sh->history->first_saved && (sh->opts & O_HISTORY);
 }
 
+void box_history_forget_current(Shell *sh)
+{
+  if (sh->history) sh->history->first_saved = false;
+}
+
 guint box_history_written(Shell *sh)
 {
   return box_history(sh)->written;

@@ -107,6 +107,7 @@ struct Parser {
   bool array_err; /* the error is inside an array literal: read on from the next line */
   bool skipped;   /* box_parse_skipped */
   bool probe;     /* box_parse_probe: say nothing, note where the text ran out */
+  bool in_dq;     /* scanning inside "…" (a $( ) or `…` inside starts afresh) */
   int incomplete; /* BOX_PARSE_* of why it did */
 };
 
@@ -372,7 +373,11 @@ static bool scan_dollar_in(Parser *p)
       p->line = sline;
     }
     p->pos++;
-    return parse_subst(p);
+    bool dq = p->in_dq; /* the commands inside are quoted afresh */
+    p->in_dq = false;
+    bool ok = parse_subst(p);
+    p->in_dq = dq;
+    return ok;
   }
   if (c == '{') {
     p->pos++;
@@ -434,7 +439,8 @@ static bool scan_word_until_in(Parser *p, int close)
       continue;
     }
     if (close == '}') {
-      if (c == '\'') {
+      /* in posix mode a "${…}"'s word has no single quotes (bash's rule) */
+      if (c == '\'' && !(p->in_dq && (p->sh->opts & O_INERT_POSIX))) {
         p->pos++;
         if (!scan_squote(p)) return false;
         continue;
@@ -458,8 +464,11 @@ static bool scan_word_until_in(Parser *p, int close)
 
 static bool scan_word_until(Parser *p, int close)
 {
+  bool dq = p->in_dq;
+  if (close == '"') p->in_dq = true;
   bool ok = nest_in(p) && scan_word_until_in(p, close);
   p->nest--;
+  p->in_dq = dq;
   return ok;
 }
 

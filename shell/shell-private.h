@@ -759,6 +759,8 @@ void box_history_delete(Shell *sh, guint i);
 guint box_history_written(Shell *sh);
 /* Whether the line running now went into the list. */
 bool box_history_current_saved(Shell *sh);
+/* The line running now is no longer the list's last (fc ran it again). */
+void box_history_forget_current(Shell *sh);
 void box_history_set_written(Shell *sh, guint n);
 bool box_history_add(Shell *sh, const char *line);
 void box_history_push(Shell *sh, const char *line);

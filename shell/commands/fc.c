@@ -47,6 +47,8 @@ static int run_again(BoxCmd *c, const char *text)
     box_history_replace_last(sh, text);
   else
     box_history_push(sh, text);
+  /* what it runs sees the list with itself in it, as bash's fc -s */
+  box_history_forget_current(sh);
   return box_eval_text(sh, text, NULL);
 }
 

@@ -274,6 +274,24 @@ compgen -k | head -5; compgen -A setopt err; compgen -A shopt ext; compgen -A si
 export PA1=1; compgen -e PA; compgen -v BASH_VERSI; arr=(1); compgen -A arrayvar ar
 mkdir -p d1 d2; touch f1 d1/x; compgen -d -S / d | sort; compgen -f d1/; compgen -G 'd*' | sort
 compgen -c ech | head -1; compgen -b | head -3"""),
+    ("fc-lists-without-itself", """set -o history
+echo a
+echo b
+fc -l
+history 2
+fc -l -1
+fc -s b=c
+history"""),
+    # ---- posix mode: a ' inside a double-quoted ${…} is no quote (posixexp2) ----
+    ("posix-dq-param-single-quote", """set -o posix
+echo 1 "${IFS+'}'z}"
+echo 2 "foo ${IFS+'bar} baz"
+key=value; printf '%s\\n' "${IFS+'$key'}" "${IFS+"'$key'"}" ${IFS+'$key'}
+x=abc; echo "${x#'a'}" "${x+'a'}" "$(echo "${IFS+'}'z}")"
+echo 3 "${IFS+"}"z}" "${IFS+\\"}\\"z}"
+set +o posix
+echo 4 "${x+'a'}" "${x#'a'}"
+echo end"""),
     # ---- set -o: every option keeps its state (bash's shopt.tests) ----------------
     ("set-o-inert-options-kept", 'set -o emacs -o histexpand -o history -o monitor -o privileged -o posix; set -o; set +o; shopt -o emacs vi; set -o vi; shopt -po emacs vi\nset -mHpbkP; echo $-; set +mHpbkP; echo $-'),
     ("substring-of-scalar-as-list", 'var=blah; echo ${var[@]:3} ${var[*]:1} "${var[@]:1:2}" ${var[@]: -2}; declare -n r=var; echo ${r[@]:2}; f() { local l=abc; echo ${l[@]:1:1}; }; f; a=(x y z); echo ${a[@]:1} ${a:1}'),
