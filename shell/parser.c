@@ -417,10 +417,10 @@ static bool scan_dollar(Parser *p)
 /* Scans inside "…" or ${…} up to the closing character (consumed). */
 static bool scan_word_until_in(Parser *p, int close)
 {
-  int depth = 0;
   while (p->pos < p->len) {
     char c = p->src[p->pos];
-    if (c == close && depth == 0) {
+    /* a bare '{' opens nothing: bash ends ${…} at the first '}' */
+    if (c == close) {
       p->pos++;
       return true;
     }
@@ -450,8 +450,6 @@ static bool scan_word_until_in(Parser *p, int close)
         if (!scan_word_until(p, '"')) return false;
         continue;
       }
-      /* a bare '{' opens nothing: bash ends ${…} at the first '}' */
-      if (c == '}') depth--;
     }
     p->pos++;
   }
