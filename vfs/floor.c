@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* What an identity the floor guards is.  The box directory, what it held at
@@ -17,10 +18,16 @@
  * renamed ancestor or a hard link made before the run. */
 typedef enum { GUARD_AUTHORITY, GUARD_TRUSTED, GUARD_HOLDER } GuardKind;
 
+/* born: the object's birth time where the filesystem keeps one.  An inode
+ * number is freed when its object goes (Box replaces its certificate at
+ * start; an operator's editor replaces the policy) and the filesystem gives
+ * it to the next file made, which is not the object guarded. */
 typedef struct {
   dev_t dev;
   ino_t ino;
   GuardKind kind;
+  bool born_known;
+  struct statx_timestamp born;
 } FileId;
 
 #define VFS_GUARD_WALK_MAX 1024 /* entries of a box directory recorded at start */
@@ -46,16 +53,51 @@ static gboolean file_id_equal(gconstpointer a, gconstpointer b)
   return x->dev == y->dev && x->ino == y->ino;
 }
 
-static void guard_add(BoxVfs *v, const struct stat *st, GuardKind kind)
+/* The identity of what path (at dfd) names now; *mode its type. */
+static bool file_id_at(int dfd, const char *path, int flags, FileId *id, mode_t *mode)
 {
-  FileId key = { st->st_dev, st->st_ino, kind };
-  FileId *id = g_hash_table_lookup(v->floor_ids, &key);
+  struct statx sx;
+  if (statx(dfd, path, flags, STATX_TYPE | STATX_INO | STATX_BTIME, &sx) != 0) return false;
+  *id = (FileId){ makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino, GUARD_HOLDER,
+                  (sx.stx_mask & STATX_BTIME) != 0, sx.stx_btime };
+  if (mode) *mode = sx.stx_mode;
+  return true;
+}
+
+static void guard_add(BoxVfs *v, const FileId *key, GuardKind kind)
+{
+  FileId *id = g_hash_table_lookup(v->floor_ids, key);
   if (id) {
     if (kind < id->kind) id->kind = kind; /* the stronger guard wins */
     return;
   }
-  id = g_memdup2(&key, sizeof key);
+  id = g_memdup2(key, sizeof *key);
+  id->kind = kind;
   g_hash_table_add(v->floor_ids, id);
+}
+
+static bool guard_add_at(BoxVfs *v, int dfd, const char *path, int flags, GuardKind kind,
+                         mode_t *mode)
+{
+  FileId id;
+  if (!file_id_at(dfd, path, flags, &id, mode)) return false;
+  guard_add(v, &id, kind);
+  return true;
+}
+
+/* Whether what path names is the object guarded as id, and not a later one
+ * given its freed inode number.  Where birth times are not kept, or path no
+ * longer names the inode, it is taken to be. */
+static bool guarded_object(const FileId *id, const char *path, const FileId *now)
+{
+  FileId buf;
+  if (!id->born_known) return true;
+  if (!now) {
+    if (!file_id_at(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &buf, NULL)) return true;
+    now = &buf;
+  }
+  if (now->dev != id->dev || now->ino != id->ino || !now->born_known) return true;
+  return now->born.tv_sec == id->born.tv_sec && now->born.tv_nsec == id->born.tv_nsec;
 }
 
 /* Every directory above path, up to and with the bound root that holds it:
@@ -68,8 +110,7 @@ static void guard_holders(BoxVfs *v, const char *path)
   if (!root || strcmp(path, root) == 0) return; /* the mount reaches nothing above it */
   char *dir = g_path_get_dirname(path);
   for (;;) {
-    struct stat st;
-    if (lstat(dir, &st) == 0) guard_add(v, &st, GUARD_HOLDER);
+    guard_add_at(v, AT_FDCWD, dir, AT_SYMLINK_NOFOLLOW, GUARD_HOLDER, NULL);
     if (strcmp(dir, root) == 0 || !box_path_within(dir, root)) break;
     char *up = g_path_get_dirname(dir);
     g_free(dir);
@@ -90,11 +131,10 @@ static void guard_tree(BoxVfs *v, int dfd, int depth, guint *budget)
   struct dirent *e;
   while (*budget > 0 && (e = readdir(d)) != NULL) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    struct stat st;
-    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    guard_add(v, &st, GUARD_TRUSTED);
+    mode_t mode;
+    if (!guard_add_at(v, dirfd(d), e->d_name, AT_SYMLINK_NOFOLLOW, GUARD_TRUSTED, &mode)) continue;
     (*budget)--;
-    if (S_ISDIR(st.st_mode) && depth < VFS_GUARD_WALK_DEPTH) {
+    if (S_ISDIR(mode) && depth < VFS_GUARD_WALK_DEPTH) {
       int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (sub >= 0) guard_tree(v, sub, depth + 1, budget);
     }
@@ -118,14 +158,11 @@ void vfs_guards_record(BoxVfs *v)
     }
   v->floor_ids = g_hash_table_new_full(file_id_hash, file_id_equal, g_free, NULL);
   for (char **f = v->floor_files; *f; f++) {
-    struct stat st;
-    if (stat(*f, &st) == 0) guard_add(v, &st, GUARD_AUTHORITY);
+    guard_add_at(v, AT_FDCWD, *f, 0, GUARD_AUTHORITY, NULL);
     guard_holders(v, *f);
   }
   for (char **t = v->floor_trees; *t; t++) {
-    struct stat st;
-    if (lstat(*t, &st) != 0) continue;
-    guard_add(v, &st, GUARD_TRUSTED);
+    if (!guard_add_at(v, AT_FDCWD, *t, AT_SYMLINK_NOFOLLOW, GUARD_TRUSTED, NULL)) continue;
     guard_holders(v, *t);
     guint budget = VFS_GUARD_WALK_MAX;
     int dfd = open(*t, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -147,13 +184,14 @@ const char *vfs_floor_reason_obj(BoxVfs *v, const char *path, bool mutating, con
     if (mutating && box_path_within(*t, path)) return floor_holder; /* an ancestor directory */
   }
   if (g_hash_table_size(v->floor_ids) > 0) {
-    struct stat st;
-    FileId key = { 0, 0, GUARD_HOLDER };
+    FileId key = { 0 };
+    bool read_now = false;
     if (obj)
-      key = (FileId){ obj->dev, obj->ino, GUARD_HOLDER };
-    else if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
-      key = (FileId){ st.st_dev, st.st_ino, GUARD_HOLDER };
+      key = (FileId){ .dev = obj->dev, .ino = obj->ino };
+    else
+      read_now = file_id_at(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &key, NULL);
     const FileId *id = key.ino ? g_hash_table_lookup(v->floor_ids, &key) : NULL;
+    if (id && !guarded_object(id, path, read_now ? &key : NULL)) id = NULL;
     if (id && id->kind == GUARD_AUTHORITY) return floor_authority;
     if (id && id->kind == GUARD_TRUSTED) return floor_trusted;
     if (id && mutating) return floor_holder;

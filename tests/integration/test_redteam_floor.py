@@ -410,3 +410,39 @@ def test_tampered_alias_is_replaced_at_start(hbox, tamper):
     assert decoy.read_text() == EVIL
     r = b.alias("-c", "echo alive", name="zsh")
     assert (r.returncode, r.stdout) == (0, "alive\n")
+
+
+def test_a_freed_inode_number_is_not_box_state(hbox):
+    """The floor guards what the box directory held at start by (device,
+    inode); an object Box or the operator removes frees its number and the
+    filesystem gives it to the next file made.  That file is not Box state:
+    the Shell and a tool read it."""
+    b = hbox
+    b.start()
+    b.stop()
+    old = b.box_dir / "private" / "old-note"
+    old.write_text("box state\n")
+    b.start()
+    number = os.lstat(old).st_ino
+    old.unlink()
+    made = []
+    for i in range(64):
+        f = b.box_dir / "private" / f"new-{i}"
+        f.write_text("plain\n")
+        made.append(f)
+        if os.lstat(f).st_ino == number:
+            break
+    else:
+        for f in made:
+            f.unlink()
+        pytest.skip("this filesystem gave the freed inode number to none of 64 new files")
+    reused = b.workspace / "reused.txt"
+    os.rename(made.pop(), reused)
+    for f in made:
+        f.unlink()
+    assert os.lstat(reused).st_ino == number
+    r = b.bash("cat ~/src/project/reused.txt")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "plain\n", "")
+    r = b.bash("/usr/bin/python3 -c 'print(open(\"reused.txt\").read(), end=\"\")'")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "plain\n", "")
+    b.alive()
