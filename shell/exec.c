@@ -5,6 +5,7 @@
  * jobs.c, redirections in redir.c, [[ ]] in cond.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,15 +115,29 @@ int box_exec_run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **a
   sh->subscript_failed = false;
   const char *outer = sh->builtin;
   sh->builtin = av[0];
+  /* a program the Shell implements stands for a process of its own, which
+   * alone a closed pipe would end (jobs.c, on_pipe) */
+  bool utility = def->kind == BOX_CMD_UTILITY;
+  sig_atomic_t outer_in = box_in_utility, outer_broke = box_pipe_broke;
+  if (utility) {
+    box_in_utility = 1;
+    box_pipe_broke = 0;
+  }
   int status = def->fn(&c);
   sh->builtin = outer;
   if (drop_for_subscript(sh)) status = -1;
   if (!box_out_flush(out) && status == 0) {
-    if (out->err == EBADF)
+    if (out->err == EPIPE && box_pipe_broke)
+      status = 141;
+    else {
       box_sh_error(sh, "%s: write error: %s", av[0], box_strerror(out->err));
-    else
-      box_sh_error(sh, "%s: write error: %s", av[0], box_strerror(out->err));
-    status = 1;
+      status = 1;
+    }
+  }
+  if (utility) {
+    if (box_pipe_broke) status = 128 + SIGPIPE;
+    box_in_utility = outer_in;
+    box_pipe_broke = outer_broke;
   }
   return status < 0 ? 1 : status;
 }
@@ -899,7 +914,7 @@ static int eval_inner(Shell *sh, Node *n)
       int st = box_eval(sh, n->u.un.child);
       box_child_exit(sh, st);
     }
-    status = box_wait_pid(pid);
+    status = box_wait_foreground(sh, pid);
     box_set_pipestatus1(sh, status);
     after_status(sh, n, status, true);
     break;

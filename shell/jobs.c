@@ -13,10 +13,55 @@
 static volatile sig_atomic_t pending_sigs[BOX_NSIG];
 volatile sig_atomic_t box_any_pending;
 
+volatile sig_atomic_t box_in_utility, box_pipe_broke;
+
 static void on_signal(int sig)
 {
+  if (sig == SIGPIPE && box_in_utility) {
+    box_pipe_broke = 1; /* a program's, not the Shell's: see on_pipe */
+    return;
+  }
   if (sig > 0 && sig < BOX_NSIG) pending_sigs[sig] = 1;
   box_any_pending = 1;
+}
+
+/* A box's worker is the init of its PID namespace, and the kernel gives an
+ * init no signal it has no handler for: not SIGPIPE when its reader has
+ * gone, not `kill $$`.  bash dies of those, so the Shell, while it is an
+ * init, handles each signal that ends a process by default and ends as it
+ * would have (an init cannot die of a signal: it exits 128+N, the status
+ * its death would have given).  The signals a fault raises are not among
+ * them: the kernel forces those, init or not. */
+static bool shell_is_init;
+
+static bool ends_by_default(int sig)
+{
+  static const int ends[] = { SIGHUP,    SIGINT,  SIGQUIT, SIGABRT,   SIGUSR1, SIGUSR2,
+                              SIGPIPE,   SIGALRM, SIGTERM, SIGSTKFLT, SIGXCPU, SIGXFSZ,
+                              SIGVTALRM, SIGPROF, SIGIO,   SIGPWR,    SIGSYS };
+  for (size_t i = 0; i < G_N_ELEMENTS(ends); i++)
+    if (ends[i] == sig) return true;
+  return sig >= SIGRTMIN && sig <= SIGRTMAX;
+}
+
+static void end_as_by(int sig)
+{
+  _exit(128 + sig);
+}
+
+/* SIGPIPE with no trap.  In bash a program the Shell implements (cat, seq,
+ * grep) would be a process of its own, and only it would die of its
+ * reader going: the program sees EPIPE, stops, and its status is 141
+ * (exec.c).  A builtin's write ends the Shell itself, as in bash. */
+static void on_pipe(int sig)
+{
+  if (box_in_utility) {
+    box_pipe_broke = 1;
+    return;
+  }
+  if (shell_is_init) _exit(128 + sig);
+  signal(sig, SIG_DFL);
+  raise(sig); /* delivered as the handler returns */
 }
 
 void box_trap_install(Shell *sh, int sig)
@@ -25,13 +70,31 @@ void box_trap_install(Shell *sh, int sig)
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   if (!sh->traps[sig])
-    sa.sa_handler = SIG_DFL;
+    sa.sa_handler = sig == SIGPIPE                          ? on_pipe
+                    : shell_is_init && ends_by_default(sig) ? end_as_by
+                                                            : SIG_DFL;
   else if (!*sh->traps[sig])
     sa.sa_handler = SIG_IGN;
   else
     sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(sig, &sa, NULL);
+}
+
+/* Whether the Shell runs as an init changes what "no trap" means for the
+ * signals that end a process (above); a child it forks is no init. */
+void box_signals_as_init(Shell *sh, bool init)
+{
+  if (shell_is_init == init) return;
+  shell_is_init = init;
+  for (int s = 1; s < BOX_NSIG; s++)
+    if (!sh->traps[s] && ends_by_default(s) && s != SIGPIPE) box_trap_install(sh, s);
+}
+
+void box_signals_init(Shell *sh)
+{
+  box_signals_as_init(sh, getpid() == 1);
+  if (!sh->traps[SIGPIPE]) box_trap_install(sh, SIGPIPE);
 }
 
 void box_run_trap_text(Shell *sh, const char *text)
@@ -143,6 +206,7 @@ pid_t box_fork(Shell *sh)
   }
   if (pid == 0) {
     sh->in_child = true;
+    box_signals_as_init(sh, false);
     g_free(sh->exit_trap_held);
     sh->exit_trap_held = sh->traps[TRAP_EXIT];
     sh->traps[TRAP_EXIT] = NULL;
@@ -164,7 +228,7 @@ pid_t box_fork(Shell *sh)
         box_trap_install(sh, s);
       }
     g_array_set_size(sh->jobs, 0);
-    signal(SIGPIPE, SIG_DFL);
+    box_trap_install(sh, SIGPIPE); /* whatever a command had made of it */
   }
   return pid;
 }
@@ -178,6 +242,23 @@ int box_wait_pid(pid_t pid)
   if (WIFEXITED(ws)) return WEXITSTATUS(ws);
   if (WIFSIGNALED(ws)) return 128 + WTERMSIG(ws);
   return 1;
+}
+
+/* A foreground job's wait, told as bash tells it: a process killed by
+ * SIGTERM says "Terminated" (bash, as Debian builds it, words other
+ * signals with its pid and text, and none for SIGINT or SIGPIPE); a
+ * subshell's own waits say nothing. */
+int box_wait_foreground(Shell *sh, pid_t pid)
+{
+  int ws;
+  while (waitpid(pid, &ws, 0) < 0) {
+    if (errno != EINTR) return 127;
+  }
+  if (WIFEXITED(ws)) return WEXITSTATUS(ws);
+  if (!WIFSIGNALED(ws)) return 1;
+  if (WTERMSIG(ws) == SIGTERM && !sh->in_child)
+    box_fdprintf(sh->fd[2], "Terminated%s\n", WCOREDUMP(ws) ? " (core dumped)" : "");
+  return 128 + WTERMSIG(ws);
 }
 
 bool box_check_limits(Shell *sh)
@@ -561,7 +642,7 @@ int box_run_pipe(Shell *sh, Node *n)
   }
   if (prev >= 0) close(prev);
   for (size_t i = 0; i < started; i++)
-    if (pids[i]) sts[i] = box_wait_pid(pids[i]);
+    if (pids[i]) sts[i] = i + 1 == k ? box_wait_foreground(sh, pids[i]) : box_wait_pid(pids[i]);
   if (started == k) {
     status = sts[k - 1];
     if (sh->opts & O_PIPEFAIL)

@@ -681,6 +681,7 @@ int box_eval_text(Shell *sh, const char *text, const char *name);
 int box_eval_text_at(Shell *sh, const char *text, const char *name, int line);
 void box_wait_background(Shell *sh);
 int box_wait_pid(pid_t pid);
+int box_wait_foreground(Shell *sh, pid_t pid);
 /* Ends this process (a forked child) after its EXIT trap. */
 G_NORETURN void box_child_exit(Shell *sh, int status);
 /* Runs the EXIT trap once. */
@@ -708,6 +709,12 @@ bool box_debug_trap(Shell *sh, const struct Node *n);
 /* $BASH_COMMAND's value (NULL before the first command). */
 const char *box_bash_command(Shell *sh);
 void box_trap_install(Shell *sh, int sig);
+void box_signals_as_init(Shell *sh, bool init);
+/* At the Shell's start: its SIGPIPE handling, and an init's (jobs.c). */
+void box_signals_init(Shell *sh);
+/* Set while a program the Shell implements runs (not a builtin): a SIGPIPE
+ * then sets box_pipe_broke instead of ending the Shell. */
+extern volatile sig_atomic_t box_in_utility, box_pipe_broke;
 /* timed.c: `time PIPELINE`, its times on stderr after it */
 int box_eval_timed(Shell *sh, Node *n);
 int box_run_pipe(Shell *sh, Node *n);

@@ -174,6 +174,7 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   sh->lazy_made = true;
   box_current_shell = sh;
   if (env && env->keep_ignored) keep_ignored(sh);
+  box_signals_init(sh);
   sh->vars = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, box_var_free);
   sh->funcs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   sh->aliases = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);

@@ -201,11 +201,12 @@ int box_cmd_cat(BoxCmd *c)
       if (c->out->error) break;
     }
     if (!is_stdin) close(fd);
-    if (c->out->error) {
+    if (c->out->error && !(c->out->err == EPIPE && box_pipe_broke)) {
       box_fdprintf(c->err, "cat: write error: %s\n", box_strerror(c->out->err));
       status = 1;
       break;
     }
+    if (c->out->error) break; /* status 141 (exec.c) */
   }
   g_free(buf);
   g_ptr_array_free(files, TRUE);

@@ -18,6 +18,9 @@ char **bx_file_operands(BoxCmd *c, int *n)
 
 ssize_t bx_read(int fd, void *buf, size_t n)
 {
+  /* the program's output pipe is gone: it would have died of it, so its
+   * input ends here (exec.c gives it status 141) */
+  if (box_pipe_broke && box_in_utility) return 0;
   ssize_t r;
   do r = read(fd, buf, n);
   while (r < 0 && errno == EINTR);
@@ -134,7 +137,7 @@ bool bx_reader_next(BxReader *r, char delim, const char **rec, size_t *len)
       r->cap *= 2;
       r->buf = g_realloc(r->buf, r->cap);
     }
-    ssize_t n = read(r->fd, r->buf + r->end, r->cap - r->end);
+    ssize_t n = bx_read(r->fd, r->buf + r->end, r->cap - r->end);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       r->err = errno;

@@ -242,7 +242,10 @@ static int process(BoxCmd *c, jq_state *jq, jv value, unsigned opts, int dumpopt
       jv_free(s);
     }
     if (!(opts & O_JOIN)) box_out_putc(c->out, '\n');
-    if (c->out->error) break;
+    if (c->out->error) {
+      r = jv_invalid(); /* the output is gone; r was spent above */
+      break;
+    }
   }
   if (jq_halted(jq)) {
     *exact = true;
@@ -621,6 +624,10 @@ int box_cmd_jq(BoxCmd *c)
     ret = 0;
   else
     ret = r;
+  if (c->out->error && !(c->out->err == EPIPE && box_pipe_broke)) {
+    box_fdprintf(c->err, "Error: writing output failed: %s\n", box_strerror(c->out->err));
+    ret = 2;
+  }
 
 out:
   if (in.parser) jv_parser_free(in.parser);

@@ -240,6 +240,20 @@ def pool_worker(box):
         time.sleep(0.05)
 
 
+def injectable_worker(box):
+    """A pool worker the injection reaches (it is PID 1 of its namespace).
+    The worker of the command before may still look like one as it ends:
+    one that is gone before it is caught is passed over for the next."""
+    for attempt in range(5):
+        pid = pool_worker(box)
+        try:
+            assert worker_syscall(pid, 39) == 1  # getpid
+            return pid
+        except ProcessLookupError:
+            time.sleep(0.1)
+    raise AssertionError("every pool worker caught was gone before the injection")
+
+
 def proc_status(pid):
     try:
         text = open(f"/proc/{pid}/status").read()
@@ -398,9 +412,7 @@ WORKER_ATTACKS = {
 
 @pytest.mark.parametrize("name", list(WORKER_ATTACKS), ids=lambda n: "worker_" + n)
 def test_worker_syscall_refused(rbox, name):
-    pid = pool_worker(rbox)
-    # the injection reaches the worker: it is PID 1 of its namespace
-    assert worker_syscall(pid, 39) == 1  # getpid
+    pid = injectable_worker(rbox)
     spec = WORKER_ATTACKS[name]
     assert worker_syscall(pid, *attack(spec), memory=memory_of(spec)) == EPERM
     alive(rbox)
@@ -419,7 +431,7 @@ def memory_of(spec):
 def test_worker_joins_no_namespace(rbox):
     # setns on a descriptor that names a namespace (its own PID's, from
     # pidfd_open, which it may call): refused for want of CAP_SYS_ADMIN
-    pid = pool_worker(rbox)
+    pid = injectable_worker(rbox)
     fd = worker_syscall(pid, 434, 1, 0)  # pidfd_open(itself)
     assert fd >= 0, fd
     try:

@@ -224,7 +224,9 @@ IN_SHELL_AS_BASH = [
     ("large_lastpipe", "shopt -s lastpipe; printf '%070000d\\n' 0 | { read l; echo ${#l}; }"),
     ("lastpipe_loop", "shopt -s lastpipe; printf '%s\\n' a b | while read l; do echo \"got $l\"; done;"
      " echo \"[$l]\""),
-    ("reader_not_reading", "echo x | true; echo ${PIPESTATUS[@]}"),
+    # the writer waits: that the reader has gone when it writes is no race
+    ("reader_not_reading", "{ sleep 0.1; echo x; } | true; echo ${PIPESTATUS[@]}"),
+    ("reader_alive_not_reading", "echo x | sleep 0.1; echo ${PIPESTATUS[@]}"),
     ("status_in", "false; echo $? | cat; { echo $?; true; echo $?; } | cat; echo $?"),
     ("status_kept", "false; echo x | cat > /dev/null; echo $?; (exit 3); printf a | cat; echo \" $?\""),
     ("last_arg", "echo y; { echo $_; echo a; } | cat; echo $_"),
