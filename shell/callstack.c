@@ -145,3 +145,57 @@ const char *box_callstack_function(Shell *sh)
   }
   return NULL;
 }
+
+/* A function call: its positional parameters, frame, call-stack entry and
+ * the traps a function keeps or hides, all given back as it returns. */
+int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
+{
+  if (sh->func_depth >= sh->max_depth) {
+    box_sh_error(sh, "%s: maximum function nesting level exceeded (%d)", argv[0], sh->max_depth);
+    sh->jump = J_EXIT;
+    sh->exit_status = 1;
+    return 1;
+  }
+  char **old_pos = sh->pos;
+  int old_npos = sh->npos;
+  sh->pos = g_new0(char *, argc);
+  for (int i = 1; i < argc; i++) sh->pos[i - 1] = g_strdup(argv[i]);
+  sh->npos = argc - 1;
+  sh->func_depth++;
+  box_frame_push(sh);
+  long call_line = sh->lineno;
+  box_callstack_push(sh, argv[0], fn->u.func.source ? fn->u.func.source : "environment", call_line,
+                     true);
+  /* a function with its own OPTIND (`local OPTIND`) leaves the caller's
+   * getopts where it was, as bash restores its state */
+  int optind_sub = sh->optind_sub;
+  const char *oi = box_var_get(sh, "OPTIND");
+  char *optind_before = g_strdup(oi);
+  char *err_trap = box_trap_hide(sh, TRAP_ERR, O_ERRTRACE);
+  /* a function declare -ft marked keeps them as under set -T */
+  bool traced = sh->traced_funcs && g_hash_table_contains(sh->traced_funcs, argv[0]);
+  char *ret_trap = traced ? NULL : box_trap_hide(sh, TRAP_RETURN, O_FUNCTRACE);
+  char *debug_trap = traced ? NULL : box_trap_hide(sh, TRAP_DEBUG, O_FUNCTRACE);
+  /* the trap at the call names the line the body starts on, as bash's */
+  long body_line = fn->u.func.body_line > 0 ? fn->u.func.body_line : call_line;
+  int st = box_debug_run(sh, body_line, NULL) ? box_eval(sh, fn->u.func.body) : sh->exit_status;
+  sh->lineno = call_line; /* $LINENO after the call is the caller's line */
+  if (sh->jump == J_RETURN) {
+    sh->jump = J_NONE;
+    st = sh->exit_status;
+  }
+  if (sh->traps[TRAP_RETURN] && !sh->in_trap) box_run_trap_text(sh, sh->traps[TRAP_RETURN]);
+  box_trap_unhide(sh, TRAP_ERR, err_trap);
+  box_trap_unhide(sh, TRAP_RETURN, ret_trap);
+  box_trap_unhide(sh, TRAP_DEBUG, debug_trap);
+  box_frame_pop(sh);
+  oi = box_var_get(sh, "OPTIND");
+  if (g_strcmp0(oi, optind_before) == 0) sh->optind_sub = optind_sub;
+  g_free(optind_before);
+  sh->func_depth--;
+  g_strfreev(sh->pos);
+  sh->pos = old_pos;
+  sh->npos = old_npos;
+  box_callstack_pop(sh);
+  return st;
+}

@@ -275,23 +275,23 @@ typedef struct {
 } BoxJob;
 
 struct Shell {
-  GHashTable *vars;        /* name → ShellVar* */
-  GHashTable *funcs;       /* name → Node* (N_FUNCDEF) */
-  GHashTable *aliases;     /* name → value */
-  GHashTable *hash;        /* hashed program names → BoxHashed (g_free) */
-  GHashTable *subst_cache; /* $(…) text → Node* */
-  GHashTable *disabled;    /* builtins `enable -n` turned off (NULL: none) */
-  BoxHistory *history;      /* the command history (history.c), NULL until used */
+  GHashTable *vars;          /* name → ShellVar* */
+  GHashTable *funcs;         /* name → Node* (N_FUNCDEF) */
+  GHashTable *aliases;       /* name → value */
+  GHashTable *hash;          /* hashed program names → BoxHashed (g_free) */
+  GHashTable *subst_cache;   /* $(…) text → Node* */
+  GHashTable *disabled;      /* builtins `enable -n` turned off (NULL: none) */
+  BoxHistory *history;       /* the command history (history.c), NULL until used */
   BoxCompTable *completions; /* complete's specifications (commands/complete.c), or NULL */
-  GHashTable *traced_funcs; /* functions `declare -ft` gave the trace attribute (NULL: none) */
-  GPtrArray *frames;       /* per function call: GPtrArray of saved locals */
-  GArray *temp_scope;      /* SavedVar: `NAME=v f`'s for the innermost such call, or NULL */
-  guint temp_frames;       /* frames->len when that call began */
-  char *cwd;               /* logical, absolute */
-  int status;              /* $? */
-  pid_t pid;               /* $$ */
-  pid_t last_bg;           /* $! */
-  GArray *jobs;            /* BoxJob */
+  GHashTable *traced_funcs;  /* functions `declare -ft` gave the trace attribute (NULL: none) */
+  GPtrArray *frames;         /* per function call: GPtrArray of saved locals */
+  GArray *temp_scope;        /* SavedVar: `NAME=v f`'s for the innermost such call, or NULL */
+  guint temp_frames;         /* frames->len when that call began */
+  char *cwd;                 /* logical, absolute */
+  int status;                /* $? */
+  pid_t pid;                 /* $$ */
+  pid_t last_bg;             /* $! */
+  GArray *jobs;              /* BoxJob */
   const BoxShellHost *host;
   char *arg0; /* $0 */
   char **pos; /* $1… (NULL-terminated, g_strfreev) */
@@ -799,6 +799,9 @@ typedef struct {
 } BoxCall;
 void box_callstack_materialize(Shell *sh);
 void box_callstack_free(Shell *sh);
+/* A function's scope of local variables (vars.c). */
+void box_frame_push(Shell *sh);
+void box_frame_pop(Shell *sh);
 void box_callstack_push(Shell *sh, const char *name, const char *source, long line, bool function);
 void box_callstack_pop(Shell *sh);
 void box_callstack_reset(Shell *sh);

@@ -637,13 +637,11 @@ ShellVar *box_var_local(Shell *sh, const char *name)
   return v;
 }
 
-void box_frame_push(Shell *sh);
 void box_frame_push(Shell *sh)
 {
   g_ptr_array_add(sh->frames, g_array_new(FALSE, FALSE, sizeof(SavedVar)));
 }
 
-void box_frame_pop(Shell *sh);
 void box_frame_pop(Shell *sh)
 {
   box_var_restore(sh, g_ptr_array_steal_index(sh->frames, sh->frames->len - 1));
