@@ -132,6 +132,15 @@ static bool parse_number(const char *s, const char **end, int64_t *out)
   return parse_number_why(s, end, out, &why);
 }
 
+/* What bash says of an expression with text left after it: a character
+ * that begins no token is no operator at all. */
+static const char *leftover_error(const char *p)
+{
+  return g_ascii_isalnum(*p) || *p == '_' || strchr("=*/%+-<>&|^!~?:(),", *p)
+           ? "syntax error in expression"
+           : "syntax error: invalid arithmetic operator";
+}
+
 /* A variable's value as a number (evaluating it as an expression). */
 static int64_t var_num(Ar *a, const char *val)
 {
@@ -156,7 +165,7 @@ static int64_t var_num(Ar *a, const char *val)
   Ar sub = { a->sh, val, val, a->noeval, false, a->depth + 1, 0, NULL, NULL };
   int64_t r = comma(&sub);
   ws(&sub);
-  if (!sub.err && *sub.p) ar_error(&sub, "syntax error in expression", sub.p);
+  if (!sub.err && *sub.p) ar_error(&sub, leftover_error(sub.p), sub.p);
   if (sub.err) a->err = true;
   return r;
 }
@@ -184,6 +193,15 @@ static char *unquote_key(const char *s)
   return g_string_free(g, FALSE);
 }
 
+/* An indexed array's subscript: what expansions gave is evaluated as it
+ * is, not expanded again. */
+static char *drop_escapes(const char *s)
+{
+  GString *g = g_string_new(NULL);
+  for (; *s; s++) g_string_append_c(g, *s == '\\' && s[1] ? *++s : *s);
+  return g_string_free(g, FALSE);
+}
+
 static bool read_lval(Ar *a, LVal *lv)
 {
   const char *s = a->p;
@@ -198,6 +216,14 @@ static bool read_lval(Ar *a, LVal *lv)
     const char *st = ++a->p;
     int depth = 1;
     while (*a->p && depth) {
+      if (*a->p == '\\' && a->p[1]) {
+        a->p += 2; /* a character an expansion gave (expand.c) */
+        continue;
+      }
+      if (*a->p == '\'' && strchr(a->p + 1, '\'')) {
+        a->p = strchr(a->p + 1, '\'') + 1;
+        continue;
+      }
       if (*a->p == '[')
         depth++;
       else if (*a->p == ']')
@@ -213,6 +239,10 @@ static bool read_lval(Ar *a, LVal *lv)
     ShellVar *v = box_var_lookup(a->sh, lv->name);
     if (v && (v->flags & V_ASSOC) && strpbrk(lv->sub, "'\"\\")) {
       char *k = unquote_key(lv->sub);
+      g_free(lv->sub);
+      lv->sub = k;
+    } else if (strchr(lv->sub, '\\')) {
+      char *k = drop_escapes(lv->sub);
       g_free(lv->sub);
       lv->sub = k;
     }
@@ -758,7 +788,7 @@ bool box_arith(Shell *sh, const char *expr, int64_t *out)
   }
   v = comma(&a);
   ws(&a);
-  if (!a.err && *a.p) ar_error(&a, "syntax error in expression", a.p);
+  if (!a.err && *a.p) ar_error(&a, leftover_error(a.p), a.p);
   if (a.err) return false;
   *out = v;
   return true;

@@ -756,7 +756,7 @@ static char *word_string(X *outer, const char *t, size_t n, int mode, int kind)
   /* a here-document's body reads the word as "…" does (quotes stay) */
   int m =
     kind == WS_PLAIN && (mode & (M_DQ | M_HEREDOC)) ? (mode & (M_DQ | M_HEREDOC)) | M_DQWORD : 0;
-  expand_text(&x, t, n, m | M_NOSPLIT);
+  expand_text(&x, t, n, m | (mode & M_ARITH) | M_NOSPLIT);
   if (x.failed) xfail(outer, x.status);
   GString *r = g_string_new(NULL);
   for (size_t i = 0; i < x.s->len; i++) {
@@ -1280,7 +1280,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       k = 0;
       while (k < wn && w[k] != ':') k++;
     }
-    char *offs = word_string(x, w, k, 0, WS_PLAIN);
+    char *offs = word_string(x, w, k, M_ARITH, WS_PLAIN);
     int64_t off = 0, len = -1;
     bool has_len = k < wn;
     /* bash's messages name the parameter: `s: 08: value too great…` */
@@ -1295,7 +1295,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     /* the length as expanded names a negative end in bash's message */
     g_autofree char *ls = NULL;
     if (ok && has_len) {
-      ls = word_string(x, w + k + 1, wn - k - 1, 0, WS_PLAIN);
+      ls = word_string(x, w + k + 1, wn - k - 1, M_ARITH, WS_PLAIN);
       if (!box_arith(sh, ls, &len)) {
         substring_arith_failed(x);
         ok = false;
@@ -1612,12 +1612,32 @@ static bool expand_text(X *x, const char *t, size_t n, int mode)
   return ok;
 }
 
+/* What an expansion inside an arithmetic subscript gave, from mark on:
+ * bash 5.2 expands a subscript once, so its quotes, backslashes and
+ * brackets are the key's own characters (arith.c takes the escapes away). */
+static void escape_subscript_result(X *x, size_t mark)
+{
+  for (size_t i = mark; i < x->s->len; i++)
+    if (strchr("\\'\"[]$`", x->s->str[i]) && x->s->str[i]) {
+      g_string_insert_c(x->s, (gssize)i, '\\');
+      guint8 f = x->q->data[i];
+      g_byte_array_set_size(x->q, x->q->len + 1);
+      memmove(x->q->data + i + 1, x->q->data + i, x->q->len - i - 1);
+      x->q->data[i] = f;
+      i++;
+    }
+}
+
 static bool expand_text_in(X *x, const char *t, size_t n, int mode)
 {
   bool dq = mode & M_DQ;
   /* inside the "…" of a "${v-"…"}" word: bash reads its backslashes as
    * unquoted ones ("${u-"a\tb"}" is atb) */
   bool inner = false;
+  /* in an arithmetic expression: how deep in NAME[…] subscripts, and where
+   * the expansion being made there began */
+  int sub_depth = 0;
+  size_t sub_mark = SIZE_MAX;
   size_t i = 0;
   if (!dq && !(mode & M_HEREDOC) && n && t[0] == '~') {
     if (!tilde(x, t, n, &i, mode)) {
@@ -1627,6 +1647,26 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
   }
   while (i < n && !x->failed) {
     char c = t[i];
+    if (sub_mark != SIZE_MAX) {
+      escape_subscript_result(x, sub_mark);
+      sub_mark = SIZE_MAX;
+    }
+    if (sub_depth > 0) {
+      if (c == '$' || c == '`') sub_mark = x->s->len;
+      if (c == '\\' && i + 1 < n) {
+        xadd(x, t + i, 2, F_QUO); /* as the key's own, for arith.c */
+        i += 2;
+        continue;
+      }
+      if (c == '\'') {
+        /* quoted in a subscript: the key's text, quotes and all */
+        size_t e = i + 1;
+        while (e < n && t[e] != '\'') e++;
+        xadd(x, t + i, MIN(e + 1, n) - i, F_QUO);
+        i = e + 1;
+        continue;
+      }
+    }
     if (c == '\\') {
       if (i + 1 >= n) {
         xaddc(x, '\\', dq ? F_QUO : F_LIT);
@@ -1831,10 +1871,17 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
       }
       continue;
     }
+    if (mode & M_ARITH) {
+      if (c == '[' && i > 0 && (t[i - 1] == '_' || g_ascii_isalnum(t[i - 1])))
+        sub_depth++;
+      else if (c == ']' && sub_depth > 0)
+        sub_depth--;
+    }
     xaddc(x, c, dq || (mode & M_HEREDOC) ? F_QUO : F_LIT);
     if (dq) x->other = true;
     i++;
   }
+  if (sub_mark != SIZE_MAX) escape_subscript_result(x, sub_mark);
   return !x->failed;
 }
 

@@ -1261,7 +1261,14 @@ static bool is_assign_word(const char *s, size_t n)
   if (i < n && s[i] == '[') {
     int depth = 0;
     for (; i < n; i++) {
-      if (s[i] == '[')
+      if (s[i] == '\\') {
+        i++;
+      } else if (s[i] == '\'' || s[i] == '"') {
+        /* a quoted "]" is the key's own (`A[']']=v`) */
+        const char *q = memchr(s + i + 1, s[i], n - i - 1);
+        if (!q) return false;
+        i = (size_t)(q - s);
+      } else if (s[i] == '[')
         depth++;
       else if (s[i] == ']' && --depth == 0)
         break;

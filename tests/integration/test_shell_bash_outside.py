@@ -295,6 +295,13 @@ echo end"""),
     # ---- set -o: every option keeps its state (bash's shopt.tests) ----------------
     ("set-o-inert-options-kept", 'set -o emacs -o histexpand -o history -o monitor -o privileged -o posix; set -o; set +o; shopt -o emacs vi; set -o vi; shopt -po emacs vi\nset -mHpbkP; echo $-; set +mHpbkP; echo $-'),
     ("substring-of-scalar-as-list", 'var=blah; echo ${var[@]:3} ${var[*]:1} "${var[@]:1:2}" ${var[@]: -2}; declare -n r=var; echo ${r[@]:2}; f() { local l=abc; echo ${l[@]:1:1}; }; f; a=(x y z); echo ${a[@]:1} ${a:1}'),
+    # ---- bash 5.2 expands an arithmetic subscript once --------------------
+    ("arith-key-apostrophe", 'declare -A c; w="don\'t"; for i in 1 2 3; do (( c[$w]++ )); done; ((++c["$w"])); declare -p c; echo $(( c[$w] + 1 )); b="80\'s"; [[ $((++c[$b])) ]]; echo ${c[$b]}'),
+    ("arith-key-brackets-backslash", 'declare -A A; k="]"; (( A[$k]+=2 )); k2="x]y"; (( A[$k2]=7 )); k3="a\\b"; (( A[$k3]=5 )); k4=\'$(echo no)\'; (( A[$k4]=1 )); declare -p A; echo ${A[$k3]} ${A[\'a\\b\']}'),
+    ("arith-key-quoted-literal", 'declare -A A; key=v; (( A[\'$key\']++ )); (( A["$key"]++ )); (( A[$key]++ )); declare -p A'),
+    ("assign-quoted-bracket-key", 'declare -A A; A[\']\']=10; A["x]"]=2; A[\\]]+=1; s=abcdefghijklmnopqrstuvwxyz; k="]"; echo ${s:A[x\\]]:A[$k]}; declare -p A'),
+    ("indexed-subscript-not-reexpanded", 'a=(); x=\'$y\'; y=3; (( a[$x]=1 )); echo st=$?; b=(5 6 7); i=1; echo $(( b[$i+1] )) $(( b[$(echo 0)] ))'),
+    ("arith-invalid-operator", 'echo $(( 1 ] )); echo $(( 2 @ )); echo $(( 3 . 4 )); echo $(( 5 ~ 6 ))'),
 ]
 
 table_cases("text", CASES)(test_like_bash_outside)
