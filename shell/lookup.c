@@ -95,6 +95,8 @@ static char *search(Shell *sh, const char *name, bool with_system)
     if (!with_system && box_lookup_in_system_tree(sh, dir)) continue;
     char *cand = g_build_filename(dir, name, NULL);
     if (executable_file(cand)) return cand;
+    /* a virtualenv's python: a link to the host's, which the view lacks */
+    if (g_str_has_prefix(name, "python") && box_links_to_host_python(cand)) return cand;
     g_free(cand);
   }
   return NULL;

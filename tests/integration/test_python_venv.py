@@ -81,3 +81,25 @@ def test_a_venv_python_is_decided_as_python3(venv_box):
     execs = [d["strands.box.policy.resource"] for d in venv_box.decisions()[since:]
              if d["strands.box.policy.action"] == "shell:exec"]
     assert execs[-1:] == ["python3"], execs
+
+
+MADE = ("python3 -m venv --without-pip .made && ls .made/bin && . .made/bin/activate && "
+        "which python python3 && python -c 'import sys; print(sys.prefix == sys.exec_prefix)' && "
+        "deactivate && echo ${VIRTUAL_ENV-deactivated}")
+
+
+def test_a_venv_made_in_the_box_is_the_hosts_own(venv_box):
+    """`python3 -m venv` run in the box makes what the host's makes: the
+    activate scripts (which venv copies from beside its own module, a
+    directory of the host's the box's view lacks) with this venv's paths in
+    them, and `which` finds its python on PATH once activated."""
+    ws = venv_box.workspace
+    got = boxed(venv_box, MADE)
+    scripts = {p.name: p.read_bytes() for p in (ws / ".made" / "bin").iterdir() if not p.is_symlink()}
+    subprocess.run(["rm", "-rf", str(ws / ".made")], check=True)
+    want = native(venv_box, MADE)
+    assert "activate" in want[0]
+    assert got == want
+    assert {p.name: p.read_bytes() for p in (ws / ".made" / "bin").iterdir()
+            if not p.is_symlink()} == scripts
+    subprocess.run(["rm", "-rf", str(ws / ".made")], check=True)
