@@ -350,30 +350,43 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
   return bad ? 1 : 0;
 }
 
+static int printf_usage(BoxCmd *c, char *name, char *key)
+{
+  box_fdprintf(c->err, "printf: usage: printf [-v var] format [arguments]\n");
+  g_free(name);
+  g_free(key);
+  return 2;
+}
+
 int box_cmd_printf(BoxCmd *c)
 {
   int i = 1;
   const char *var = NULL;
   char *name = NULL, *key = NULL;
-  if (i < c->argc && strcmp(c->argv[i], "-v") == 0) {
-    if (i + 1 >= c->argc) {
-      box_cmd_error(c, "-v: option requires an argument");
-      return 2;
+  /* bash's getopt "v:": a format that starts with "-" is an option too */
+  for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
+    const char *a = c->argv[i];
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
     }
-    var = c->argv[i + 1];
-    i += 2;
+    if (a[1] != 'v') {
+      box_cmd_error(c, "-%c: invalid option", a[1]);
+      return printf_usage(c, name, key);
+    }
+    var = a[2] ? a + 2 : i + 1 < c->argc ? c->argv[++i] : NULL;
+    if (!var) {
+      box_cmd_error(c, "-v: option requires an argument");
+      return printf_usage(c, name, key);
+    }
+    g_clear_pointer(&name, g_free);
+    g_clear_pointer(&key, g_free);
     if (!box_split_ref(var, &name, &key)) {
       box_cmd_error(c, "`%s': not a valid identifier", var);
       return 2;
     }
   }
-  if (i < c->argc && strcmp(c->argv[i], "--") == 0) i++;
-  if (i >= c->argc) {
-    box_fdprintf(c->err, "printf: usage: printf [-v var] format [arguments]\n");
-    g_free(name);
-    g_free(key);
-    return 2;
-  }
+  if (i >= c->argc) return printf_usage(c, name, key);
   GString *out = g_string_new(NULL);
   int st = box_printf_format(c->sh, out, c->argc - i, c->argv + i, c->err);
   if (var) {

@@ -302,6 +302,8 @@ echo end"""),
     ("assign-quoted-bracket-key", 'declare -A A; A[\']\']=10; A["x]"]=2; A[\\]]+=1; s=abcdefghijklmnopqrstuvwxyz; k="]"; echo ${s:A[x\\]]:A[$k]}; declare -p A'),
     ("indexed-subscript-not-reexpanded", 'a=(); x=\'$y\'; y=3; (( a[$x]=1 )); echo st=$?; b=(5 6 7); i=1; echo $(( b[$i+1] )) $(( b[$(echo 0)] ))'),
     ("arith-invalid-operator", 'echo $(( 1 ] )); echo $(( 2 @ )); echo $(( 3 . 4 )); echo $(( 5 ~ 6 ))'),
+    # ---- printf's options: a format that starts with "-" is one -------------
+    ("printf-dash-format-is-option", "printf '---\\n'; echo st=$?; printf '-5'; echo st=$?; printf -vx 5; echo $x; printf -v a -v b 1; echo $a/$b; printf -v; echo st=$?; printf -- '-ok\\n'; printf -"),
 ]
 
 table_cases("text", CASES)(test_like_bash_outside)
