@@ -64,7 +64,7 @@ bool bx_set_flag(int ch, const char *letters, bool *const *vars);
  * once per option, ch in scope of the body only; optind is the first
  * operand after it. */
 #define BX_EACH_OPTION(ch, c, cmd, shortopts, longopts)                                            \
-  BX_EACH_OPTION_TRY(ch, c, cmd, shortopts, longopts, NULL)
+  BX_EACH_OPTION_TRY (ch, c, cmd, shortopts, longopts, NULL)
 /* The same, the usage errors ending in try (bx_getopt_start_try). */
 #define BX_EACH_OPTION_TRY(ch, c, cmd, shortopts, longopts, try)                                   \
   for (int ch = (bx_getopt_start_try(try), 0);                                                     \
@@ -118,6 +118,10 @@ void bx_reader_free(BxReader *r);
 /* Next record ending in delim (delim included when present).  false at
  * end of input or on error (r->err). The pointer is valid until the next call. */
 bool bx_reader_next(BxReader *r, char delim, const char **rec, size_t *len);
+/* Puts back what r read past its last record, and the last `also` bytes of
+ * the records it gave, where the input can seek: the next reader of a
+ * shared descriptor starts there, as after GNU's head, grep -m and sed q. */
+void bx_reader_give_back(BxReader *r, size_t also);
 
 /* Writes the whole buffer, or stops on error (c->out->error). */
 static inline void bx_put(BoxCmd *c, const void *p, size_t n)

@@ -229,7 +229,7 @@ static bool grep_fd(Grep *g, int fd, const char *name, bool show_name)
   bx_reader_init(&r, fd);
   char delim = g->null_data ? '\0' : '\n';
   long count = 0, lineno = 0, last_printed = 0, after_left = 0;
-  unsigned long long off = 0;
+  unsigned long long off = 0, stop_off = 0;
   bool binary = false, checked = false, stop_after = false, quit = false;
   bool out_lines = !g->count && !g->list && !g->list_missing && !g->quiet;
   Held *ring = g->before > 0 && out_lines ? g_new0(Held, g->before) : NULL;
@@ -279,14 +279,23 @@ static bool grep_fd(Grep *g, int fd, const char *name, bool show_name)
       }
       if (g->max_count >= 0 && count >= g->max_count) {
         stop_after = true;
-        if (after_left == 0) break;
+        stop_off = off;
+        if (after_left == 0) {
+          bx_reader_give_back(&r, 0);
+          break;
+        }
       }
     } else if (out_lines) {
       if (after_left > 0) {
         emit_line(g, name, show_name, rec, len, lineno, line_off, '-', &last_printed);
         after_left--;
-        if (stop_after && after_left == 0) break;
+        if (stop_after && after_left == 0) {
+          /* GNU leaves the input after the last match, not its context */
+          bx_reader_give_back(&r, (size_t)(off - stop_off));
+          break;
+        }
       } else if (stop_after) {
+        bx_reader_give_back(&r, (size_t)(off - stop_off));
         break;
       } else if (ring) {
         Held *h;

@@ -32,6 +32,9 @@ static bool head_first(BoxCmd *c, int fd, const BxEnds *o)
       take = i;
     }
     box_out_write(c->out, buf, take);
+    /* what was read past the count is the next reader's, where the input
+     * can seek (`{ head -n 1; cat; } < file`), as GNU head leaves it */
+    if (take < (size_t)r) (void)lseek(fd, -(off_t)((size_t)r - take), SEEK_CUR);
     if (c->out->error) break;
   }
   return true;

@@ -150,3 +150,10 @@ bool bx_reader_next(BxReader *r, char delim, const char **rec, size_t *len)
     r->end += (size_t)n;
   }
 }
+
+void bx_reader_give_back(BxReader *r, size_t also)
+{
+  size_t back = r->end - r->start + also;
+  if (back > 0) (void)lseek(r->fd, -(off_t)back, SEEK_CUR);
+  r->end = r->start;
+}

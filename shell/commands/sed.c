@@ -601,6 +601,9 @@ static void run(Sed *s)
   cycle_end_noprint:
     if (s->quit || s->c->out->error) break;
   }
+  /* q leaves a shared input after the last line read, lookahead and all */
+  if (s->quit && s->rd_open)
+    bx_reader_give_back(&s->rd, s->have_next ? s->next->len + s->next_has_nl : 0);
 }
 
 static const char longopts[] =

@@ -304,6 +304,10 @@ echo end"""),
     ("arith-invalid-operator", 'echo $(( 1 ] )); echo $(( 2 @ )); echo $(( 3 . 4 )); echo $(( 5 ~ 6 ))'),
     # ---- printf's options: a format that starts with "-" is one -------------
     ("printf-dash-format-is-option", "printf '---\\n'; echo st=$?; printf '-5'; echo st=$?; printf -vx 5; echo $x; printf -v a -v b 1; echo $a/$b; printf -v; echo st=$?; printf -- '-ok\\n'; printf -"),
+    # ---- a program that stops early leaves a shared seekable input where it stopped
+    ("head-leaves-the-rest", "printf 'h1\\nl2\\nl3\\nl4\\n' > f; { head -n 1; cat; } < f; { head -c 4; echo; cat; } < f; { head -n 1 >/dev/null; sort -r; } < f; cat f | { head -n 1; cat; }"),
+    ("grep-m-leaves-the-rest", "printf 'h1\\nl2\\nl3\\nl4\\n' > f; { grep -m1 l; cat; } < f; { grep -m1 -A1 h; cat; } < f; { grep -m1 zz; cat; } < f"),
+    ("sed-q-leaves-the-rest", "printf 'h1\\nl2\\nl3\\nl4\\n' > f; { sed 1q; cat; } < f; { sed -n 2q; cat; } < f; { sed 2Q; cat; } < f; { sed q; sed q; cat; } < f"),
 ]
 
 table_cases("text", CASES)(test_like_bash_outside)
