@@ -117,20 +117,26 @@ ssize_t bx_ends_append(int fd, GString *data)
   return r;
 }
 
+char **bx_ends_argv_without(const BoxCmd *c, int skip, BoxCmd *out)
+{
+  char **av = g_new0(char *, c->argc + 1);
+  int ac = 0;
+  for (int i = 0; i < c->argc; i++)
+    if (i != skip || skip == 0) av[ac++] = c->argv[i];
+  *out = *c;
+  out->argc = ac;
+  out->argv = av;
+  return av;
+}
+
 int bx_ends_main(BoxCmd *c, const BxEndsCmd *cmd)
 {
   BxEnds o = { false, false, 10, '\n' };
   int verbose = -1;
   const char *count = NULL;
   bool skip_first = obsolete_count(c, cmd, &o, &verbose, &count);
-  /* getopt works on a copy of argv without the consumed -NUM */
-  g_autofree char **av = g_new0(char *, c->argc + 1);
-  int ac = 0;
-  for (int i = 0; i < c->argc; i++)
-    if (!(skip_first && i == 1)) av[ac++] = c->argv[i];
-  BoxCmd cc = *c;
-  cc.argc = ac;
-  cc.argv = av;
+  BoxCmd cc;
+  g_autofree char **av = bx_ends_argv_without(c, skip_first ? 1 : 0, &cc);
   return run(&cc, cmd->name, cmd->shortopts, o, verbose, count, cmd->flip, cmd->stop_on_out_error,
              cmd->copy, cmd->copy_flipped);
 }

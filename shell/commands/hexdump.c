@@ -96,9 +96,8 @@ static void fu_free(gpointer p)
 
 static void fs_free(gpointer p)
 {
-  Fs *fs = p;
-  g_ptr_array_free(fs->fus, TRUE);
-  g_free(fs);
+  g_ptr_array_unref(((Fs *)p)->fus);
+  g_free(p);
 }
 
 static bool fail(Hd *h, const char *fmt, const char *arg)

@@ -707,14 +707,8 @@ int box_cmd_tail(BoxCmd *c)
   TailOpts opt = { { false, false, 10, '\n' }, -1, false, false, false, 1.0, 0, 5 };
   int taken = obsolete_arg(c, &opt);
   if (taken < 0) return 1;
-  /* getopt works on a copy of argv without the consumed -NUM */
-  g_autofree char **av = g_new0(char *, c->argc + 1);
-  int ac = 0;
-  for (int i = 0; i < c->argc; i++)
-    if (!(taken && i == 1)) av[ac++] = c->argv[i];
-  BoxCmd cc = *c;
-  cc.argc = ac;
-  cc.argv = av;
+  BoxCmd cc;
+  g_autofree char **av = bx_ends_argv_without(c, taken ? 1 : 0, &cc);
   if (!parse_options(&cc, &opt)) return 1;
 
   int nf;

@@ -99,14 +99,6 @@ static int error_status(Xxd *x, const char *msg, int status)
 
 /* ---- -r ------------------------------------------------------------------- */
 
-static int hex_digit(int ch)
-{
-  if (ch >= '0' && ch <= '9') return ch - '0';
-  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
-  return -1;
-}
-
 static int skip_to_eol(Xxd *x, int ch)
 {
   while (ch != '\n' && ch != -1) ch = next_byte(x, -1);
@@ -128,7 +120,7 @@ static int revert(Xxd *x, int cols, bool plain, long long base)
     if (plain && (ch == ' ' || ch == '\n' || ch == '\t')) continue;
     n3 = n2;
     n2 = n1;
-    n1 = hex_digit(ch);
+    n1 = ch >= 0 && ch < 256 ? g_ascii_xdigit_value((gchar)ch) : -1;
     if (n1 == -1 && ign_garb) continue;
     ign_garb = false;
     if (!plain && p >= cols) {
@@ -351,6 +343,10 @@ static int usage(BoxCmd *c)
   return 1;
 }
 
+/* -b, -e, -p, -i: the dump's type */
+static const char type_letters[] = "bepi";
+static const int letter_types[] = { HEX_BITS, HEX_LITTLEENDIAN, HEX_POSTSCRIPT, HEX_CINCLUDE };
+
 int box_cmd_xxd(BoxCmd *c)
 {
   Opts o = { .type = HEX_NORMAL, .group = -1, .length = -1 };
@@ -361,27 +357,22 @@ int box_cmd_xxd(BoxCmd *c)
     /* "--opt" is read as "-opt" */
     const char *pp = a + (strncmp(a, "--", 2) == 0 && a[2]);
     const char *v;
-    if (!strncmp(pp, "-a", 2))
+    /* xxd reads an option by its first letter: -ps is -p */
+    char letter = pp[0] == '-' ? pp[1] : '\0';
+    const char *typed = letter ? strchr(type_letters, letter) : NULL;
+    bool *flag = letter == 'u'   ? &o.upper
+                 : letter == 'C' ? &o.capitalize
+                 : letter == 'd' ? &o.decimal
+                 : letter == 'E' ? &o.ebcdic
+                 : letter == 'r' ? &reverse
+                                 : NULL;
+    if (letter == 'a')
       o.autoskip = !o.autoskip;
-    else if (!strncmp(pp, "-b", 2))
-      o.type = HEX_BITS;
-    else if (!strncmp(pp, "-e", 2))
-      o.type = HEX_LITTLEENDIAN;
-    else if (!strncmp(pp, "-u", 2))
-      o.upper = true;
-    else if (!strncmp(pp, "-p", 2))
-      o.type = HEX_POSTSCRIPT;
-    else if (!strncmp(pp, "-i", 2))
-      o.type = HEX_CINCLUDE;
-    else if (!strncmp(pp, "-C", 2))
-      o.capitalize = true;
-    else if (!strncmp(pp, "-d", 2))
-      o.decimal = true;
-    else if (!strncmp(pp, "-r", 2))
-      reverse = true;
-    else if (!strncmp(pp, "-E", 2))
-      o.ebcdic = true;
-    else if (!strncmp(pp, "-v", 2)) {
+    else if (typed)
+      o.type = letter_types[typed - type_letters];
+    else if (flag)
+      *flag = true;
+    else if (letter == 'v') {
       box_out_flush(c->out);
       box_fdprintf(c->err, "xxd 2022-01-14 by Juergen Weigert et al.\n");
       return 0;
