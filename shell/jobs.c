@@ -208,6 +208,10 @@ pid_t box_fork(Shell *sh)
   }
   if (pid == 0) {
     sh->in_child = true;
+    /* a process of its own: a closed pipe ends it whatever forked it (a
+     * program's `sh -c`), and its own programs mark their own */
+    box_in_utility = 0;
+    box_pipe_broke = 0;
     box_signals_as_init(sh, false);
     g_free(sh->exit_trap_held);
     sh->exit_trap_held = sh->traps[TRAP_EXIT];

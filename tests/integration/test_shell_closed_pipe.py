@@ -32,6 +32,8 @@ CASES = [
     ("sort-ends-alone", "seq 100000 | sort -n; echo st=$? >&2"),
     ("gzip-ends-alone", "gzip -c /dev/zero; echo st=$? >&2"),
     ("head-ends-alone", "head -c 100000000 /dev/zero; echo st=$? >&2"),
+    ("nested-sh-builtin-loop", "sh -c 'while :; do echo y; done'; echo st=$? >&2"),
+    ("nested-bash-script", "bash -c 'for i in $(seq 100000); do echo $i; done; echo not-reached >&2'; echo st=$? >&2"),
     ("in-subshell", "(cat /dev/zero; echo st=$? >&2); echo after=$? >&2"),
     ("in-group-stage", "{ cat /dev/zero; echo st=$? >&2; } | cat; echo ps=${PIPESTATUS[*]} >&2"),
     ("ignored-builtin-says-so", "trap '' PIPE; echo a; sleep 0.2; echo b; echo st=$? >&2"),
