@@ -125,7 +125,6 @@ char **bx_ends_argv_without(const BoxCmd *c, int skip, BoxCmd *out)
     if (i != skip || skip == 0) av[ac++] = c->argv[i];
   *out = *c;
   out->argc = ac;
-  out->argv = av;
   return av;
 }
 
@@ -137,6 +136,7 @@ int bx_ends_main(BoxCmd *c, const BxEndsCmd *cmd)
   bool skip_first = obsolete_count(c, cmd, &o, &verbose, &count);
   BoxCmd cc;
   g_autofree char **av = bx_ends_argv_without(c, skip_first ? 1 : 0, &cc);
+  cc.argv = av;
   return run(&cc, cmd->name, cmd->shortopts, o, verbose, count, cmd->flip, cmd->stop_on_out_error,
              cmd->copy, cmd->copy_flipped);
 }

@@ -32,9 +32,9 @@ typedef struct {
  * status. */
 int bx_ends_main(BoxCmd *c, const BxEndsCmd *cmd);
 
-/* c with its argument at skip (0: none, the obsolete -NUM read already)
- * taken out, for getopt: *out is c but for argc and argv, which the result
- * holds (g_free it). */
+/* c's arguments with the one at skip (0: none, the obsolete -NUM read
+ * already) taken out, for getopt: *out is c with their count; its argv is
+ * the caller's to set to the result (g_free it). */
 char **bx_ends_argv_without(const BoxCmd *c, int skip, BoxCmd *out);
 
 /* Appends the next read of fd (up to 64 KiB) to data: its length, 0 at

@@ -709,6 +709,7 @@ int box_cmd_tail(BoxCmd *c)
   if (taken < 0) return 1;
   BoxCmd cc;
   g_autofree char **av = bx_ends_argv_without(c, taken ? 1 : 0, &cc);
+  cc.argv = av;
   if (!parse_options(&cc, &opt)) return 1;
 
   int nf;
