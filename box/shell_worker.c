@@ -207,6 +207,25 @@ static bool devices_on_tmpfs(int tree)
   return true;
 }
 
+/* The host's time zones, read-only at usr/share/zoneinfo (a directory of
+ * the RAM root's fixed layout), as a tool's view has them: `TZ=Europe/Paris
+ * date` and Python's zoneinfo read them.  Data every system publishes, so
+ * not decided per read, like the null devices.  A host without them
+ * (no tzdata) leaves the directory empty: UTC and "UTC+N" still work. */
+static void bind_zoneinfo(int tree)
+{
+  int zones =
+    open_tree(AT_FDCWD, "/usr/share/zoneinfo", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  if (zones < 0) return;
+  struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                       MOUNT_ATTR_NOEXEC };
+  /* never writable: a tree that cannot be made read-only is not bound */
+  if (mount_setattr(zones, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof ro) == 0 &&
+      move_mount(zones, "", tree, "usr/share/zoneinfo", MOVE_MOUNT_F_EMPTY_PATH) != 0)
+    fprintf(stderr, "box-shell: bind the host's time zones: %s\n", strerror(errno));
+  close(zones);
+}
+
 /* Setting up a worker is most of a command's cost, and most of that is
  * LOOKUP (and ACCESS) round trips to the mount daemon for the RAM root's
  * new entries.  So the RAM root's own entry is walked once: its tree is
@@ -234,6 +253,7 @@ static void enter_root(const char *root, char **binds, const char *workspace)
   }
   if (!devices_on_tmpfs(tree))
     for (int i = 0; devices[i]; i++) bind_at(tree, devices[i], devices[i] + 1);
+  bind_zoneinfo(tree);
   char new_root[64];
   g_snprintf(new_root, sizeof new_root, "/proc/self/fd/%d", tree);
   if (chdir("/") != 0 || syscall(SYS_pivot_root, new_root, new_root) != 0 ||
@@ -461,6 +481,10 @@ static bool wait_for_go(int ctl)
   json_object *op;
   bool ok =
     go && json_object_object_get_ex(go, "op", &op) && strcmp(json_object_get_string(op), "go") == 0;
+  /* Its number outside its namespace, shown as $$ */
+  json_object *pid;
+  if (ok && json_object_object_get_ex(go, "pid", &pid))
+    box_shell_set_shown_pid((pid_t)json_object_get_int(pid));
   json_object_put(go);
   return ok;
 }
@@ -500,6 +524,10 @@ static int worker_start(int ctl, const char *text, int ns, int cwd)
   json_object *binds_obj = NULL;
   json_object_object_get_ex(req, "binds", &binds_obj);
   char **binds = json_strv(binds_obj);
+  /* A session and process group of its own: `kill 0` names the sender's
+   * group, whatever its PID namespace, and the zygote's is boxd's (and the
+   * operator's job's). */
+  if (setsid() < 0) die("a session of its own");
   if (!wait_for_go(ctl)) return 125;
   return worker_main(ctl, json_str(req, "root"), binds, json_str(req, "workspace"),
                      json_str(req, "home"), ns, cwd);
@@ -647,5 +675,6 @@ int main(int argc, char **argv)
     return 2;
   }
   box_shell_preload(); /* before enter_root hides the host's libraries */
+  if (getpgrp() != getpid() && setsid() < 0) die("a session of its own");
   return worker_main(box_fd_own(ctl), root, binds, workspace, home, -1, -1);
 }

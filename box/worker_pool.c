@@ -206,6 +206,7 @@ static void worker_forked(Pool *pl, BoxdWorker *w, pid_t pid)
     if (ok) {
       json_object *go = json_object_new_object();
       json_object_object_add(go, "op", json_object_new_string("go"));
+      json_object_object_add(go, "pid", json_object_new_int(pid));
       ok = box_ctl_send(w->ctl, go, NULL, 0);
       json_object_put(go);
     }

@@ -120,6 +120,7 @@ int box_exec_run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **a
     box_in_utility = 1;
     box_pipe_broke = 0;
   }
+  box_apply_tz(sh);
   int status = def->fn(&c);
   sh->builtin = outer;
   if (drop_for_subscript(sh)) status = -1;

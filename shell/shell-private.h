@@ -173,6 +173,8 @@ GArray *box_var_journal_begin(Shell *sh);
 void box_var_journal_end(Shell *sh, GArray *journal);
 /* Builds the environment of spawned programs (NULL-terminated, g_strfreev). */
 char **box_var_environ(Shell *sh);
+/* The process's time zone made TZ as exported (tzset), before a command runs. */
+void box_apply_tz(Shell *sh);
 
 /* ---- output -------------------------------------------------------------- */
 
@@ -690,6 +692,11 @@ void box_run_exit_trap(Shell *sh);
 bool box_check_limits(Shell *sh);
 /* Forks with the signal state a child needs.  0 in the child. */
 pid_t box_fork(Shell *sh);
+/* A worker is PID 1 of its namespace and shows another number as $$
+ * (box_shell_set_shown_pid): the number shown for a PID, and the PID
+ * meant by a number given to kill or wait. */
+pid_t box_pid_shown(pid_t pid);
+pid_t box_pid_meant(pid_t pid);
 /* In the child of a pipeline's stage or a & job, before it runs n. */
 void box_child_simple(Shell *sh, const struct Node *n);
 /* n's words or assignments failed to expand, fatally. */

@@ -153,6 +153,27 @@ void box_shell_set_host_commands(char *const *names)
   host_commands = names ? g_strdupv((char **)names) : NULL;
 }
 
+static pid_t shown_pid;
+
+void box_shell_set_shown_pid(pid_t shown)
+{
+  shown_pid = shown;
+}
+
+pid_t box_pid_shown(pid_t pid)
+{
+  return pid == 1 && shown_pid > 1 ? shown_pid : pid;
+}
+
+pid_t box_pid_meant(pid_t pid)
+{
+  if (shown_pid > 1 && getpid() == 1) {
+    if (pid == shown_pid) return 1;
+    if (pid == -shown_pid) return 0; /* its process group: its own namespace's */
+  }
+  return pid;
+}
+
 /* bash lists a signal ignored at its start as trapped to '' and never
  * traps it (trap.c reads the mask). */
 static void keep_ignored(Shell *sh)
@@ -184,7 +205,7 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   sh->jobs = g_array_new(FALSE, FALSE, sizeof(BoxJob));
   sh->arena = g_ptr_array_new_with_free_func(g_free);
   sh->host = host;
-  sh->pid = getpid();
+  sh->pid = box_pid_shown(getpid());
   sh->arg0 = g_strdup("bash");
   sh->pos = g_new0(char *, 1);
   sh->opts = O_BRACE | O_HASHALL;

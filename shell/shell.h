@@ -188,6 +188,11 @@ int box_shell_run_new(BoxShellNew *sh, const char *source, const BoxShellLimits 
  * of that name (NULL-terminated, copied; NULL clears): box.toml's
  * `[tool.python3]` table sends python3 to the host's interpreter. */
 void box_shell_set_host_commands(char *const *names);
+/* The number this process shows as $$ and $BASHPID while it is PID 1 of a
+ * namespace of its own (a box's worker: every command would show 1, and
+ * `/tmp/out.$$` would name one file for all of them); `kill` and `wait`
+ * take it for PID 1.  0 shows the real PID. */
+void box_shell_set_shown_pid(pid_t shown);
 
 /* The longest command text a run takes (spec/runtime.md §4.4: 256 KiB);
  * boxd refuses a longer one before it reaches a worker. */

@@ -2,6 +2,7 @@
  * attributes, function-local scopes (dynamic, as bash). */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shell/shell-private.h"
@@ -217,7 +218,7 @@ static const char *dyn_value(Shell *sh, const char *name)
     return buf;
   }
   if (name[0] == 'B' && strcmp(name, "BASHPID") == 0) {
-    g_snprintf(buf, sizeof buf, "%d", (int)getpid());
+    g_snprintf(buf, sizeof buf, "%d", (int)box_pid_shown(getpid()));
     return buf;
   }
   if (name[0] == '_' && !name[1])
@@ -682,6 +683,28 @@ void box_var_restore(Shell *sh, GArray *saved)
 static gint cmp_strp(gconstpointer a, gconstpointer b)
 {
   return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The process's own time functions (strftime, localtime) use the time
+ * zone a child would get: TZ as exported (bash calls tzset when an
+ * exported TZ changes).  Applied before each command the Shell runs
+ * itself; one lookup when TZ has not changed. */
+void box_apply_tz(Shell *sh)
+{
+  static char *applied;
+  static bool known;
+  ShellVar *v = box_var_lookup(sh, "TZ");
+  const char *tz =
+    v && (v->flags & V_EXPORT) && !(v->flags & (V_ARRAY | V_ASSOC)) ? box_var_get(sh, "TZ") : NULL;
+  if (known && g_strcmp0(tz, applied) == 0) return;
+  if (tz)
+    g_setenv("TZ", tz, TRUE);
+  else
+    g_unsetenv("TZ");
+  tzset();
+  g_free(applied);
+  applied = g_strdup(tz);
+  known = true;
 }
 
 char **box_var_environ(Shell *sh)

@@ -141,13 +141,9 @@ int box_cmd_date(BoxCmd *c)
     bx_usage(c, "date", "multiple output formats specified");
     return 1;
   }
-  /* the Shell's TZ (exported or not, as the process environment would have it) */
-  const char *tz = box_var_get(c->sh, "TZ");
+  /* the exported TZ is the process's already (box_apply_tz) */
   char *old_tz = g_strdup(g_getenv("TZ"));
-  if (utc)
-    g_setenv("TZ", "UTC0", TRUE);
-  else if (tz)
-    g_setenv("TZ", tz, TRUE);
+  if (utc) g_setenv("TZ", "UTC0", TRUE);
   tzset();
   int status = 0;
   struct timespec ts;

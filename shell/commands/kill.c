@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shell/shell-private.h"
 
@@ -67,10 +68,16 @@ int box_cmd_kill(BoxCmd *c)
         continue;
       }
     }
-    if (kill(pid, sig) < 0) {
+    pid_t meant = box_pid_meant(pid);
+    /* an init is not killed by a signal from its own namespace, SIGKILL
+     * included: it ends as the signal would have ended it (its group's
+     * other members first) */
+    bool self = getpid() == 1 && sig == SIGKILL && (meant == 1 || meant == 0);
+    if (kill(meant, sig) < 0) {
       box_cmd_error(c, "(%d) - %s", (int)pid, box_strerror(errno));
       st = 1;
     }
+    if (self) _exit(128 + sig);
   }
   return st;
 }

@@ -78,7 +78,7 @@ int box_cmd_sh(BoxCmd *c)
   if (pid == 0) {
     /* a new shell, not a subshell: $$ is its own process, $PPID the one that ran it */
     char ppid[16];
-    g_snprintf(ppid, sizeof ppid, "%d", (int)getppid());
+    g_snprintf(ppid, sizeof ppid, "%d", (int)box_pid_shown(getppid()));
     sh->pid = getpid();
     box_var_set(sh, "PPID", ppid);
     sh->fd[0] = c->in;

@@ -305,6 +305,28 @@ TEXT_ROUTES = {
 }
 
 
+# `kill 0` names the sender's process group whatever its PID namespace: a
+# worker in the zygote's group (boxd's, and the operator's job's) ended
+# boxd and whoever ran `box run`.
+GROUP_SIGNALS = {
+    "kill-term-group": "kill -TERM 0",
+    "kill-kill-group": "kill -KILL 0",
+    "kill-term-minus-pid": "kill -TERM -- -$$",
+    "kill-group-with-a-job": "sleep 5 & kill -TERM 0; wait",
+    "python-kill-group": "python3 -c 'import os; os.kill(0, 15)'",
+    "python-killpg-kill": "python3 -c 'import os; os.killpg(os.getpgrp(), 9)'",
+    "kill-all-minus-one": "kill -KILL -1",
+}
+
+
+@pytest.mark.parametrize("name", list(GROUP_SIGNALS))
+def test_signal_to_its_group_ends_only_the_command(rbox, name):
+    r = rbox.bash(GROUP_SIGNALS[name] + "; echo not-reached >&2")
+    assert "not-reached" not in r.stderr or name == "kill-all-minus-one"
+    assert rbox.proc.poll() is None
+    assert_alive(rbox)
+
+
 @pytest.mark.parametrize("name", list(TEXT_ROUTES))
 def test_text_route_is_decided(rbox, name):
     source, status = TEXT_ROUTES[name]
