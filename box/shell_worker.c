@@ -36,6 +36,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- standalone host: no box, programs run directly ---- */
@@ -549,6 +550,10 @@ static int zygote_main(int ctl, bool warm_python)
    * workers rooted in the mount; mapping it here instead would cost every
    * fork ~155 more mappings to copy. */
   if (!box_shell_prepare()) box_shell_preload();
+  /* The host's local time zone (/etc/localtime), read here once for every
+   * worker: a worker's RAM root has no /etc/localtime of its own, and
+   * tools see the host's. */
+  tzset();
   if (warm_python) box_shell_warm_python();
   drop_bounding_set();
   zygote_drop_privileges();

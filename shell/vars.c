@@ -693,10 +693,16 @@ void box_apply_tz(Shell *sh)
 {
   static char *applied;
   static bool known;
+  if (!known) {
+    /* the process's own TZ is in force already: nothing to do for a
+     * command that leaves it (tzset would look for /etc/localtime) */
+    applied = g_strdup(g_getenv("TZ"));
+    known = true;
+  }
   ShellVar *v = box_var_lookup(sh, "TZ");
   const char *tz =
     v && (v->flags & V_EXPORT) && !(v->flags & (V_ARRAY | V_ASSOC)) ? box_var_get(sh, "TZ") : NULL;
-  if (known && g_strcmp0(tz, applied) == 0) return;
+  if (g_strcmp0(tz, applied) == 0) return;
   if (tz)
     g_setenv("TZ", tz, TRUE);
   else
@@ -704,7 +710,6 @@ void box_apply_tz(Shell *sh)
   tzset();
   g_free(applied);
   applied = g_strdup(tz);
-  known = true;
 }
 
 char **box_var_environ(Shell *sh)

@@ -114,3 +114,11 @@ def test_the_callers_tz_is_not_the_commands(running):
                           'date -d @0 "+%H %Z"; printf "%(%H %Z)T\\n" 0'],
                          capture_output=True, text=True, cwd=running.workspace, env=env)
     assert (got.returncode, got.stdout) == (0, "00 UTC\n00 UTC\n")
+
+
+def test_the_local_zone_is_the_hosts(running):
+    env = {k: v for k, v in os.environ.items() if k != "TZ"}
+    want = subprocess.run(["/usr/bin/date", "-d", "@1719835200", "+%H %Z"], capture_output=True,
+                          text=True, env=env, check=True).stdout
+    got = running.bash('date -d @1719835200 "+%H %Z"; printf "%(%H %Z)T\\n" 1719835200')
+    assert (got.returncode, got.stdout) == (0, want * 2)
