@@ -16,10 +16,10 @@
 
 /* The status a fatal expansion error (set -u's unset name, ${x:?}) ends
  * the shell with: 127 at the top, 1 in a subshell, pipeline stage or
- * substitution — as bash. */
+ * substitution, or under set -e — as bash. */
 static int fatal_status(Shell *sh, int st)
 {
-  return st == 127 && sh->in_child ? 1 : st;
+  return st == 127 && (sh->in_child || (sh->opts & O_ERREXIT)) ? 1 : st;
 }
 
 /* An expansion or assignment failed with status st: the shell ends, or

@@ -93,7 +93,9 @@ struct Parser {
   GArray *docs;            /* PendingDoc */
   GPtrArray *alias_active; /* names whose text is being read */
   GArray *alias_end;       /* size_t: where each ends */
-  bool alias_next;         /* the last alias ended in a blank */
+  bool alias_next;         /* the last alias ended in a blank: */
+  size_t alias_next_from;  /* the word from here is looked up too */
+  int in_subst;            /* inside $( ): parsed again when it runs, aliases then */
   int depth;               /* nesting of $( ) */
   int nest;                /* nesting of everything (BOX_MAX_NEST) */
   bool in_cond;
@@ -484,7 +486,12 @@ static bool parse_subst(Parser *p)
   p->in_cond = false;
   p->have = false;
   p->depth++;
+  /* No alias is expanded here: the rewrite would move the text under the
+   * $( ) being read.  The substitution's text is parsed again when it
+   * runs, with the aliases of then (box_parse_all). */
+  p->in_subst++;
   Node *n = parse_list(p, false);
+  p->in_subst--;
   p->depth--;
   p->in_cond = cond;
   if (p->err) return false;
@@ -1290,7 +1297,8 @@ static void try_alias(Parser *p)
 {
   for (int guard = 0; guard < 100; guard++) {
     Tok *t = peek(p);
-    if (t->kind != T_WORD || !t->plain || !p->sh->aliases || !g_hash_table_size(p->sh->aliases))
+    if (t->kind != T_WORD || !t->plain || !p->sh->aliases || !g_hash_table_size(p->sh->aliases) ||
+        p->in_subst)
       return;
     char *name = g_strndup(t->text, t->len);
     const char *val = g_hash_table_lookup(p->sh->aliases, name);
@@ -1323,6 +1331,7 @@ static void try_alias(Parser *p)
     g_array_append_val(p->alias_end, end);
     g_free(name);
     p->alias_next = vl > 0 && (val[vl - 1] == ' ' || val[vl - 1] == '\t');
+    p->alias_next_from = vl;
   }
 }
 
@@ -1335,7 +1344,7 @@ static Node *parse_simple(Parser *p)
   int line0 = peek(p)->line;
   for (;;) {
     if (p->err) break;
-    if (words.n > 0 && p->alias_next) {
+    if (words.n > 0 && p->alias_next && peek(p)->start >= p->alias_next_from) {
       p->alias_next = false;
       try_alias(p);
     }
@@ -1414,6 +1423,15 @@ static Node *parse_compound_list(Parser *p)
 {
   linebreak(p);
   Node *n = parse_list(p, false);
+  return n;
+}
+
+/* A construct's body: a compound list of at least one command (`do done`,
+ * `then fi`, `{ }` are syntax errors; a case item may be empty). */
+static Node *parse_body(Parser *p)
+{
+  Node *n = parse_compound_list(p);
+  if (!n && !p->err) unexpected(p, peek(p));
   return n;
 }
 
@@ -1671,7 +1689,7 @@ static Node *parse_compound(Parser *p)
       p->line = sline;
     }
     next(p);
-    Node *body = parse_compound_list(p);
+    Node *body = parse_body(p);
     if (p->err) return NULL;
     if (peek(p)->kind != T_RPAREN) {
       unexpected(p, peek(p));
@@ -1685,7 +1703,7 @@ static Node *parse_compound(Parser *p)
   if (t->kind != T_WORD) return NULL;
   if (is_kw(p, KW_LBRACE)) {
     next(p);
-    Node *body = parse_compound_list(p);
+    Node *body = parse_body(p);
     if (!expect_kw(p, KW_RBRACE)) return NULL;
     Node *n = mknode(p, N_GROUP);
     n->u.un.child = body;
@@ -1694,25 +1712,25 @@ static Node *parse_compound(Parser *p)
   if (is_kw(p, KW_IF)) {
     next(p);
     Node *n = mknode(p, N_IF);
-    n->u.ifn.cond = parse_compound_list(p);
+    n->u.ifn.cond = parse_body(p);
     if (!expect_kw(p, KW_THEN)) return NULL;
-    n->u.ifn.then = parse_compound_list(p);
+    n->u.ifn.then = parse_body(p);
     Node *cur = n;
     for (;;) {
       if (p->err) return NULL;
       if (is_kw(p, KW_ELIF)) {
         next(p);
         Node *e = mknode(p, N_IF);
-        e->u.ifn.cond = parse_compound_list(p);
+        e->u.ifn.cond = parse_body(p);
         if (!expect_kw(p, KW_THEN)) return NULL;
-        e->u.ifn.then = parse_compound_list(p);
+        e->u.ifn.then = parse_body(p);
         cur->u.ifn.els = e;
         cur = e;
         continue;
       }
       if (is_kw(p, KW_ELSE)) {
         next(p);
-        cur->u.ifn.els = parse_compound_list(p);
+        cur->u.ifn.els = parse_body(p);
       }
       break;
     }
@@ -1725,9 +1743,9 @@ static Node *parse_compound(Parser *p)
     bool w = is_kw(p, KW_WHILE);
     next(p);
     Node *n = mknode(p, w ? N_WHILE : N_UNTIL);
-    n->u.loop.cond = parse_compound_list(p);
+    n->u.loop.cond = parse_body(p);
     if (!expect_kw(p, KW_DO)) return NULL;
-    n->u.loop.body = parse_compound_list(p);
+    n->u.loop.body = parse_body(p);
     if (!expect_kw(p, KW_DONE)) return NULL;
     return n;
   }
@@ -1759,7 +1777,7 @@ static Node *parse_compound(Parser *p)
       Node *body;
       if (is_kw(p, KW_DO)) {
         next(p);
-        body = parse_compound_list(p);
+        body = parse_body(p);
         if (!expect_kw(p, KW_DONE)) return NULL;
       } else if (is_kw(p, KW_LBRACE)) {
         body = parse_compound(p);
@@ -1805,7 +1823,7 @@ static Node *parse_compound(Parser *p)
       return p->err ? NULL : n;
     }
     if (!expect_kw(p, KW_DO)) return NULL;
-    n->u.forn.body = parse_compound_list(p);
+    n->u.forn.body = parse_body(p);
     if (!expect_kw(p, KW_DONE)) return NULL;
     return n;
   }

@@ -49,7 +49,10 @@ bool bx_status_operand(BoxCmd *c, bool only_one, int *st)
     box_cmd_error(c, "%s: numeric argument required", c->argv[1]);
     *st = 2;
   } else if (only_one && c->argc > 2) {
+    /* bash ends the shell (or the subshell) there, with status 1 */
     box_cmd_error(c, "too many arguments");
+    c->sh->jump = J_EXIT;
+    c->sh->exit_status = 1;
     return false;
   } else {
     *st = (int)(v & 255);

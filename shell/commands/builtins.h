@@ -18,7 +18,8 @@ const char *bx_option_value(BoxCmd *c, const char *p, int *i, const char *usage)
 int bx_no_options(BoxCmd *c, const char *usage);
 /* exit's and return's [n]: $? when absent, else n's low 8 bits, or 2 after
  * "N: numeric argument required".  When only_one, more operands after a
- * number are "too many arguments": false, and the caller returns 1. */
+ * number are "too many arguments", which ends the shell with 1 as in bash:
+ * false, and the caller returns 1. */
 bool bx_status_operand(BoxCmd *c, bool only_one, int *st);
 /* type.c: prints what name runs as (mode 't' type -t, 'v' command -v,
  * 'V' type's sentence), skip_funcs as `command` looks; whether it is

@@ -5,7 +5,7 @@ int box_cmd_return(BoxCmd *c)
 {
   Shell *sh = c->sh;
   int st;
-  bx_status_operand(c, false, &st);
+  if (!bx_status_operand(c, true, &st)) return 1;
   if (sh->func_depth == 0 && sh->script_name == NULL) {
     box_cmd_error(c, "can only `return' from a function or sourced script");
     return 1;

@@ -1,0 +1,64 @@
+"""Divergences from GNU bash that a public case-file corpus found
+(tests/differential/spec_cases.py run on it), one case each, written here in
+our own words and run as test_shell_bash.py runs its cases (box-shell -c and
+bash -c in twin directories; stdout, stderr with bash's prefix forgiven, and
+status compared).
+"""
+import pytest
+
+from conftest import BOX_SHELL, table_cases
+from test_shell_bash import BASH, _run
+from test_shell_bash import test_like_bash as like_bash  # the comparison, not a test here
+
+pytestmark = pytest.mark.skipif(not BASH, reason="bash not installed")
+
+# bash's syntax errors quote the line and its errors inside a function
+# name the place as "environment": compared by stdout and status only
+STATUS_CASES = [
+    # ---- a construct's body holds at least one command ----------------------
+    ("empty-do", 'while false; do\ndone\necho not-reached'),
+    ("empty-do-one-line", 'for i in a; do done; echo not-reached'),
+    ("empty-then", 'if true; then\nfi\necho not-reached'),
+    ("empty-else", 'if false; then :; else fi; echo not-reached'),
+    ("empty-group", 'g() { }; echo not-reached'),
+    ("empty-subshell", '( ); echo not-reached'),
+    ("empty-arith-for", 'for ((i=0; i<1; i++)); do done'),
+    ("empty-case-item-is-fine", 'case a in a) ;; b) ;; esac; echo fine $?'),
+    ("empty-substitution-is-fine", 'x=$( ); echo "[$x]" $?'),
+    ("return-too-many", 'f() { return 3 4; }; f; echo not-reached'),
+    ("nounset-errexit-in-function", 'set -eu; f() { echo $missing; }; f; echo not-reached'),
+]
+
+CASES = [
+    # ---- exit and return with more than one operand end the shell -----------
+    ("exit-too-many", 'exit 3 4; echo not-reached'),
+    ("exit-too-many-in-subshell", '(exit 3 4; echo not-reached); echo after $?'),
+    ("return-too-many-top", 'return 5 6; echo not-reached'),
+    ("exit-word-then-more", 'exit x y; echo not-reached'),
+    # ---- set -u's error under set -e ends the shell with 1 ------------------
+    ("nounset-errexit", 'set -eu\necho "[$missing]"\necho not-reached'),
+    ("nounset-errexit-in-if", 'set -eu; if echo $missing; then :; fi; echo not-reached'),
+    ("nounset-alone-127", 'set -u; echo $missing; echo not-reached'),
+    ("question-errexit", 'set -e; : ${missing:?gone}; echo not-reached'),
+    # ---- an alias used inside $( ) after its definition ---------------------
+    ("alias-in-substitution", 'shopt -s expand_aliases\nalias say="echo said"\necho $(say it)\n( say sub )'),
+    ("alias-blank-in-substitution", 'shopt -s expand_aliases\nalias lb="echo [ "\nalias w=word\necho $(lb w)'),
+    # ---- an alias ending in a blank: the word after its text is looked up ----
+    ("alias-blank-chains", 'shopt -s expand_aliases\nalias lb="echo [ " w=word\nlb w\nalias hi="echo hi " p="!!"\nhi p\nalias hi="echo hi"\nhi p'),
+    ("alias-blank-two-deep", 'shopt -s expand_aliases\nalias a1="a2 " a2="echo two " a3=x\na1 a3 a3'),
+]
+
+
+@table_cases("text", CASES)
+def test_like_bash_spec(text, tmp_path):
+    like_bash(text, tmp_path)
+
+
+@table_cases("text", STATUS_CASES)
+def test_status_like_bash_spec(text, tmp_path):
+    out = []
+    for argv, d in (([str(BOX_SHELL), "-c", text], "ours"), ([BASH, "-c", text], "bash")):
+        (tmp_path / d).mkdir()
+        o, _, rc = _run(argv, tmp_path / d)
+        out.append((o, rc))
+    assert out[0] == out[1]
