@@ -106,13 +106,15 @@ void box_run_trap_text(Shell *sh, const char *text)
   sh->jump = J_NONE;
   bool was = sh->in_trap;
   sh->in_trap = true;
-  /* the trap's own commands leave the PIPESTATUS of the one it follows */
+  /* the trap sees the PIPESTATUS of the command it follows, and its own
+   * commands leave that one in place */
   gpointer ps_key = NULL, ps = NULL;
   g_hash_table_steal_extended(sh->vars, "PIPESTATUS", &ps_key, &ps);
+  if (ps) g_hash_table_insert(sh->vars, g_strdup(ps_key), box_var_copy(ps));
   int ps_one = sh->pipestatus_one;
   box_eval_text_at(sh, text, NULL, (int)sh->lineno);
   if (ps)
-    g_hash_table_insert(sh->vars, ps_key, ps);
+    g_hash_table_replace(sh->vars, ps_key, ps);
   else
     g_hash_table_remove(sh->vars, "PIPESTATUS");
   sh->pipestatus_one = ps_one;

@@ -46,7 +46,7 @@ void box_var_free(gpointer p)
   g_free(v);
 }
 
-static ShellVar *var_copy(const ShellVar *v)
+ShellVar *box_var_copy(const ShellVar *v)
 {
   ShellVar *c = g_new0(ShellVar, 1);
   c->flags = v->flags;
@@ -138,7 +138,7 @@ static void journal_note(Shell *sh, const char *name)
   for (guint i = 0; i < j->len; i++)
     if (strcmp(g_array_index(j, SavedVar, i).name, name) == 0) return;
   ShellVar *v = var_find(sh, name);
-  SavedVar s = { g_strdup(name), v ? var_copy(v) : NULL };
+  SavedVar s = { g_strdup(name), v ? box_var_copy(v) : NULL };
   g_array_append_val(j, s);
 }
 

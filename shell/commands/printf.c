@@ -86,7 +86,10 @@ static void put_padded(GString *out, const char *spec, const char *data, size_t 
     for (size_t k = 0; k < pad; k++) g_string_append_c(out, ' ');
 }
 
-static bool num_arg(const char *a, int64_t *v, int err_fd, bool *bad)
+/* An integer argument, as bash's printf reads one: a value past the range
+ * (of unsigned long long for %o %u %x %X, where a minus wraps as strtoull
+ * wraps it) is the range's end, with a warning but no failure. */
+static bool num_arg_as(const char *a, int64_t *v, int err_fd, bool *bad, bool is_unsigned)
 {
   /* bash: no argument, an empty one or a lone quote is 0, no error */
   if (!a || !*a || ((a[0] == '\'' || a[0] == '"') && !a[1])) {
@@ -102,19 +105,24 @@ static bool num_arg(const char *a, int64_t *v, int err_fd, bool *bad)
   errno = 0;
   const char *p = a;
   while (*p == ' ' || *p == '\t') p++;
-  long long r = strtoll(p, &end, 0);
+  long long r = is_unsigned ? (long long)strtoull(p, &end, 0) : strtoll(p, &end, 0);
+  if (end != p && !*end && errno == ERANGE) {
+    box_fdprintf(err_fd, "strands-shell: printf: warning: %s: Numerical result out of range\n", a);
+    errno = 0;
+  }
   if (end == p || *end || errno) {
-    if (errno == ERANGE) {
-      box_fdprintf(err_fd, "strands-shell: printf: %s: Numerical result out of range\n", a);
-    } else {
-      box_fdprintf(err_fd, "strands-shell: printf: %s: invalid number\n", a);
-    }
+    box_fdprintf(err_fd, "strands-shell: printf: %s: invalid number\n", a);
     *bad = true;
     *v = (end != p) ? r : 0;
     return false;
   }
   *v = r;
   return true;
+}
+
+static bool num_arg(const char *a, int64_t *v, int err_fd, bool *bad)
+{
+  return num_arg_as(a, v, err_fd, bad, false);
 }
 
 /* %q: bash quotes with backslashes where box_quote would use single
@@ -277,7 +285,7 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
       case 'x':
       case 'X': {
         int64_t v = 0;
-        num_arg(arg, &v, err_fd, &bad);
+        num_arg_as(arg, &v, err_fd, &bad, conv != 'd' && conv != 'i');
         g_string_append(spec, "ll");
         g_string_append_c(spec, conv == 'i' ? 'd' : conv);
         char *t = g_strdup_printf(spec->str, (long long)v);

@@ -91,14 +91,15 @@ int box_cmd_trap(BoxCmd *c)
       box_trap_install(sh, s);
       return 0;
     }
-    box_cmd_error(c, "%s: invalid signal specification", action);
-    return 1;
+    box_fdprintf(c->err, "trap: usage: trap [-lp] [[arg] signal_spec ...]\n");
+    return 2;
   }
   int st = 0;
-  if (g_ascii_isdigit(action[0]) && box_signal_number(action) >= 0 && 0) reset = true;
   for (; i < c->argc; i++) {
     int s = box_signal_number(c->argv[i]);
-    if (s < 0 || s == SIGKILL || s == SIGSTOP) {
+    /* KILL and STOP are kept and listed, as bash keeps them, but never
+     * installed (box_trap_install) */
+    if (s < 0) {
       box_cmd_error(c, "%s: invalid signal specification", c->argv[i]);
       st = 1;
       continue;

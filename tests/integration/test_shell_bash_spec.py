@@ -43,6 +43,15 @@ CASES = [
     # ---- an alias used inside $( ) after its definition ---------------------
     ("alias-in-substitution", 'shopt -s expand_aliases\nalias say="echo said"\necho $(say it)\n( say sub )'),
     ("alias-blank-in-substitution", 'shopt -s expand_aliases\nalias lb="echo [ "\nalias w=word\necho $(lb w)'),
+    # ---- traps --------------------------------------------------------------
+    ("trap-kill-kept-not-run", 'trap "echo never" 9 STOP; echo st=$?; trap -p KILL SIGSTOP; trap - KILL; trap -p'),
+    ("trap-one-word-usage", 'trap nonsignal; echo st=$?; trap -- alsonot; echo st=$?'),
+    ("err-trap-sees-pipestatus", "trap 'echo \"err [${PIPESTATUS[*]}] $?\"' ERR; false; true | false; echo x | grep -q y | cat; echo after \"[${PIPESTATUS[*]}]\""),
+    ("err-trap-pipefail-pipestatus", "set -o pipefail; t() { echo \"in [${PIPESTATUS[*]}]\"; true | true; }; trap t ERR; false | true | true; echo \"out [${PIPESTATUS[*]}]\""),
+    # ---- printf's integers past their range ----------------------------------
+    ("printf-unsigned-range", "printf '%u|' 18446744073709551615 18446744073709551616 -1 -18446744073709551615; echo st=$?"),
+    ("printf-signed-range", "printf '%d|%i|' 9223372036854775808 -9223372036854775809 99999999999999999999 7; echo st=$?"),
+    ("printf-hex-octal-range", "printf '%x %X %o\\n' 18446744073709551615 -2 -1; echo st=$?"),
     # ---- an alias ending in a blank: the word after its text is looked up ----
     ("alias-blank-chains", 'shopt -s expand_aliases\nalias lb="echo [ " w=word\nlb w\nalias hi="echo hi " p="!!"\nhi p\nalias hi="echo hi"\nhi p'),
     ("alias-blank-two-deep", 'shopt -s expand_aliases\nalias a1="a2 " a2="echo two " a3=x\na1 a3 a3'),
