@@ -1136,7 +1136,7 @@ int box_eval_text_at(Shell *sh, const char *text, const char *name, int line)
     ParseResult r = box_parse_next(p, &n);
     if (r == PARSE_EOF) break;
     if (r == PARSE_ERROR) {
-      status = name ? 1 : 2;
+      status = 2;
       break;
     }
     if (!n && box_parse_skipped(p)) status = sh->status = 1;

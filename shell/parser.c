@@ -1034,10 +1034,14 @@ static void unexpected(Parser *p, Tok *t)
 {
   char buf[256];
   const char *s = tok_text(p, t, buf, sizeof buf);
+  /* an unexpected newline is on the line it ends, not the next */
+  int line = p->line;
+  if (t->kind == T_NEWLINE) p->line = t->line;
   if (!s)
     perror_at(p, "syntax error: unexpected end of file");
   else
     perror_at(p, "syntax error near unexpected token `%s'", s);
+  p->line = line;
 }
 
 static bool is_assign_word(const char *s, size_t n);

@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -94,12 +95,16 @@ def run(shell, code, bindir):
     with tempfile.TemporaryDirectory(prefix="spec-case-") as d:
         env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": d, "TMP": d, "LC_ALL": "C.UTF-8",
                "SH": "bash", "REPO_ROOT": d}
-        try:
-            p = subprocess.run([shell, "-c", code], cwd=d, env=env, capture_output=True,
-                               stdin=subprocess.DEVNULL, timeout=TIMEOUT)
-            return p.stdout, p.returncode, p.stderr
-        except subprocess.TimeoutExpired:
-            return b"<timeout>", -1, b""
+        for attempt in range(5):
+            try:
+                p = subprocess.run([shell, "-c", code], cwd=d, env=env, capture_output=True,
+                                   stdin=subprocess.DEVNULL, timeout=TIMEOUT)
+                return p.stdout, p.returncode, p.stderr
+            except subprocess.TimeoutExpired:
+                return b"<timeout>", -1, b""
+            except OSError:  # the binary being relinked (ETXTBSY, EACCES): again
+                time.sleep(0.5)
+        return b"<could not run>", -1, b""
 
 
 def judge(case, bindir):

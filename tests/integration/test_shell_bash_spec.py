@@ -27,6 +27,9 @@ STATUS_CASES = [
     ("empty-substitution-is-fine", 'x=$( ); echo "[$x]" $?'),
     ("return-too-many", 'f() { return 3 4; }; f; echo not-reached'),
     ("nounset-errexit-in-function", 'set -eu; f() { echo $missing; }; f; echo not-reached'),
+    # ---- a sourced file's syntax error --------------------------------------
+    ("source-syntax-error", "printf 'echo first\\necho <\\necho never\\n' > bad.sh; . ./bad.sh; echo st=$?"),
+    ("source-unclosed", "printf 'echo a\\nwhile true\\n' > open.sh; source ./open.sh; echo st=$?"),
 ]
 
 CASES = [
@@ -43,6 +46,11 @@ CASES = [
     # ---- an alias used inside $( ) after its definition ---------------------
     ("alias-in-substitution", 'shopt -s expand_aliases\nalias say="echo said"\necho $(say it)\n( say sub )'),
     ("alias-blank-in-substitution", 'shopt -s expand_aliases\nalias lb="echo [ "\nalias w=word\necho $(lb w)'),
+    # ---- wait -n: the first job to end ---------------------------------------
+    ("wait-n-first-to-end", '{ sleep 0.3; exit 4; } & { sleep 0.05; exit 6; } & wait -n; echo first=$?; wait -n; echo second=$?; wait -n; echo none=$?'),
+    ("wait-n-named", '{ sleep 0.3; exit 4; } & a=$!; { sleep 0.05; exit 6; } & b=$!; sleep 0.5 & wait -n $a $b; echo $?'),
+    ("wait-n-nothing-running", 'wait -n; echo $?; true & sleep 0.2; wait -n; echo $?'),
+    ("wait-bad-operands", 'wait nonsense; echo $?; wait %4; echo $?; wait 1234567; echo $?; wait -n junk; echo $?'),
     # ---- traps --------------------------------------------------------------
     ("trap-kill-kept-not-run", 'trap "echo never" 9 STOP; echo st=$?; trap -p KILL SIGSTOP; trap - KILL; trap -p'),
     ("trap-one-word-usage", 'trap nonsignal; echo st=$?; trap -- alsonot; echo st=$?'),
