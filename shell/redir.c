@@ -282,7 +282,8 @@ static bool apply_one(Shell *sh, const Redir *r, BoxSaved *sv)
       g_free(t);
       return true;
     }
-    if (kind == R_DUP_OUT && r->fd < 0) {
+    /* `>&word` and `1>&word` (bash reads both alike): stdout and stderr to a file */
+    if (kind == R_DUP_OUT && (r->fd < 0 || r->fd == 1)) {
       kind = R_OUT_ERR;
     } else {
       box_sh_error(sh, "%s: ambiguous redirect", t);
