@@ -94,6 +94,16 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
     return false;
   }
   if (local) box_var_local(sh, lhs);
+  g_autofree char *ref_arr = NULL, *ref_key = NULL;
+  if (!sub && rl >= 2 && rhs[0] == '(' && rhs[rl - 1] == ')' &&
+      box_nameref_elem(sh, lhs, &ref_arr, &ref_key)) {
+    /* a list through a nameref to an element: bash names the element */
+    box_sh_error(sh, "`%s[%s]': not a valid identifier", ref_arr, ref_key);
+    sh->discard = sh->jump != J_EXIT;
+    *status = 1;
+    g_free(lhs);
+    return false;
+  }
   if (!sub && rl >= 2 && rhs[0] == '(' && rhs[rl - 1] == ')') {
     /* array literal */
     char *inner = g_strndup(rhs + 1, rl - 2);
@@ -121,7 +131,7 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
         if (close) {
           char *key = g_strndup(wt + 1, (size_t)(close - wt - 1));
           bool app = close[1] == '+';
-          char *k = box_expand_str(sh, key, false, status);
+          char *k = box_expand_subscript(sh, key, status);
           char *val = box_expand_str(sh, close + (app ? 3 : 2), true, status);
           if (!k || !val) ok = false;
           g_ptr_array_add(items, k);
@@ -215,7 +225,7 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
     bool assoc = v && (v->flags & V_ASSOC);
     /* `a[@]=x`, `a[*]=x`, `a[]=x` name no element of an indexed array */
     bool no_element = !*sub || (!assoc && (!strcmp(sub, "@") || !strcmp(sub, "*")));
-    char *k = no_element ? NULL : box_expand_str(sh, sub, false, status);
+    char *k = no_element ? NULL : box_expand_subscript(sh, sub, status);
     if (no_element) {
       box_sh_error(sh, "%.*s: bad array subscript", (int)(eq - t - append), t);
       if (!box_errexit_ends(sh)) sh->discard = true;

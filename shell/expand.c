@@ -27,6 +27,8 @@ enum { F_LIT = 0, F_QUO = 1, F_EXP = 2, F_BRK = 3, F_NUL = 4 };
  * whose `~` right after its first '=' is one as well */
 enum { M_DQ = 1, M_HEREDOC = 2, M_ASSIGN = 4, M_NOSPLIT = 8 };
 enum { M_ARITH = 16, M_DQWORD = 32, M_ASSIGN_WORD = 64 };
+/* M_NOTILDE: a subscript, where bash expands no tilde */
+enum { M_NOTILDE = 128 };
 
 typedef struct {
   Shell *sh;
@@ -659,7 +661,7 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v)
   if (sub) {
     /* an unset name's subscript is evaluated too: bash reads it as an
      * indexed array's, so `${u[08]}` is an arithmetic error */
-    char *k = box_expand_str(sh, sub, false, NULL);
+    char *k = box_expand_subscript(sh, sub, NULL);
     int64_t idx;
     if (!k) {
       xfail(x, 1); /* the subscript's expansion failed and said why */
@@ -960,6 +962,95 @@ static void substring_arith_failed(X *x)
   xfail(x, st);
 }
 
+/* The `]` that closes the `[` at t[i], past quoted and escaped text, as
+ * bash's skipsubscript; strlen(t) when none does. */
+static size_t subscript_close(const char *t, size_t i)
+{
+  int depth = 0;
+  for (; t[i]; i++) {
+    char c = t[i];
+    if (c == '\\' && t[i + 1]) {
+      i++;
+    } else if (c == '\'') {
+      const char *q = strchr(t + i + 1, '\'');
+      if (!q) return strlen(t);
+      i = (size_t)(q - t);
+    } else if (c == '"') {
+      for (i++; t[i] && t[i] != '"'; i++)
+        if (t[i] == '\\' && t[i + 1]) i++;
+      if (!t[i]) return i;
+    } else if (c == '[') {
+      depth++;
+    } else if (c == ']' && --depth == 0) {
+      return i;
+    }
+  }
+  return i;
+}
+
+/* What ${!v} may lead to, as bash's valid_brace_expansion_word: a name,
+ * a positional or special parameter, or NAME[subscript]. */
+static bool indirect_word_ok(const char *t)
+{
+  size_t n = strlen(t);
+  if (!n) return false;
+  if (g_ascii_isdigit(t[0])) return strspn(t, "0123456789") == n;
+  if (n == 1 && strchr("@*#?-$!", t[0])) return true;
+  if (box_is_name(t, n)) return true;
+  const char *br = strchr(t, '[');
+  if (!br || !box_is_name(t, (size_t)(br - t))) return false;
+  size_t e = subscript_close(t, (size_t)(br - t));
+  return e == n - 1 && e > (size_t)(br - t) + 1;
+}
+
+/* bash's error of an indirection: said, the command dropped (the shell
+ * under set -e), false for the caller to return. */
+static bool indirect_error(X *x, const char *what, const char *why)
+{
+  box_sh_error(x->sh, "%s: %s", what, why);
+  if (!box_errexit_ends(x->sh)) x->sh->discard = true;
+  xfail(x, 1);
+  return false;
+}
+
+/* ${!v…}: v's value (in *vals) names the parameter to expand; *name and
+ * *sub become its own, and *vals its values.  False after an error. */
+static bool indirect_target(X *x, char **name, char **sub, Vals *vals)
+{
+  Shell *sh = x->sh;
+  g_autofree char *target = NULL;
+  if (vals->is_list)
+    target = vals->list->len ? join_vals(x, vals, false) : NULL;
+  else if (vals->list->len)
+    target = g_strdup(vals->list->pdata[0]);
+  if (!target) {
+    /* an unset name (or array) is an error; an unset element is unset */
+    bool named = *sub || box_is_name(*name, strlen(*name));
+    if (named && !box_var_lookup(sh, *name)) {
+      g_autofree char *what = *sub ? g_strdup_printf("%s[%s]", *name, *sub) : g_strdup(*name);
+      return indirect_error(x, what, "invalid indirect expansion");
+    }
+    g_ptr_array_set_size(vals->list, 0);
+    vals->set = false;
+    vals->is_list = false;
+    return true;
+  }
+  if (!indirect_word_ok(target)) return indirect_error(x, target, "invalid variable name");
+  char *tsub = NULL;
+  char *br = strchr(target, '[');
+  if (br) {
+    tsub = g_strndup(br + 1, strlen(br + 1) - 1);
+    *br = '\0';
+  }
+  g_ptr_array_free(vals->list, TRUE);
+  get_vals(x, target, tsub, vals);
+  g_free(*name);
+  g_free(*sub);
+  *name = g_steal_pointer(&target);
+  *sub = tsub;
+  return true;
+}
+
 static bool param_brace(X *x, const char *t, size_t n, int mode)
 {
   Shell *sh = x->sh;
@@ -1030,8 +1121,11 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     return true;
   }
   Vals v;
-  if (indirect && sub && (strcmp(sub, "@") == 0 || strcmp(sub, "*") == 0)) {
-    /* ${!arr[@]}: keys (none for a nameref to an element) */
+  /* ${!v…} as bash names it in its messages */
+  g_autofree char *shown = NULL;
+  if (indirect && sub && (strcmp(sub, "@") == 0 || strcmp(sub, "*") == 0) && i >= n) {
+    /* ${!arr[@]}: keys (none for a nameref to an element); with an
+     * operator after it, an indirection like another */
     ShellVar *var = box_var_lookup(sh, name);
     if (var && (var->flags & V_NAMEREF)) var = NULL;
     v.list = g_ptr_array_new_with_free_func(g_free);
@@ -1059,37 +1153,14 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     /* bash measures an unset name's element as 0 without reading its
      * subscript (which it does read for the element's value) */
     get_vals(x, name, length && !indirect && !box_var_lookup(sh, name) ? NULL : sub, &v);
-    if (indirect) {
-      const char *target = v.list->len ? v.list->pdata[0] : NULL;
-      if (!target) {
-        if (!(i < n)) { /* ${!x} with x unset: empty */
-        }
-        g_ptr_array_set_size(v.list, 0);
-        v.set = false;
-      } else {
-        char *tn = g_strdup(target);
-        char *tsub = NULL;
-        char *br = strchr(tn, '[');
-        if (br && tn[strlen(tn) - 1] == ']') {
-          *br = '\0';
-          tsub = g_strndup(br + 1, strlen(br + 1) - 1);
-        }
-        if (!box_is_name(tn, strlen(tn)) && !is_special_name(tn)) {
-          box_sh_error(sh, "%s: invalid indirect expansion", tn);
-          g_free(tn);
-          g_free(tsub);
-          g_ptr_array_free(v.list, TRUE);
-          g_free(name);
-          g_free(sub);
-          g_free(whole);
-          xfail(x, 1);
-          return false;
-        }
-        g_ptr_array_free(v.list, TRUE);
-        get_vals(x, tn, tsub, &v);
-        g_free(tn);
-        g_free(tsub);
-      }
+    if (indirect)
+      shown = g_strdup_printf("!%s%s%s%s", name, sub ? "[" : "", sub ? sub : "", sub ? "]" : "");
+    if (indirect && !x->failed && !indirect_target(x, &name, &sub, &v)) {
+      g_ptr_array_free(v.list, TRUE);
+      g_free(name);
+      g_free(sub);
+      g_free(whole);
+      return false;
     }
   }
   bool ok = true;
@@ -1133,7 +1204,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     /* set -u: "$@" and "${a[@]}" may be empty, a declared array or not */
     bool may_be_empty = v.is_list;
     if (!v.set && (sh->opts & O_NOUNSET) && !may_be_empty) {
-      box_sh_error(sh, "%s: unbound variable", sub ? whole : name);
+      box_sh_error(sh, "%s: unbound variable", shown ? shown : sub ? whole : name);
       xfail(x, 127);
       ok = false;
       goto out;
@@ -1177,7 +1248,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
         if (is_special_name(name) || sub) {
           if (sub) {
             char *val = word_string(x, w, wn, 0, WS_PLAIN);
-            char *k = box_expand_str(sh, sub, false, NULL);
+            char *k = box_expand_subscript(sh, sub, NULL);
             if (k) box_var_set_elem(sh, name, k, val, false);
             xadd(x, val, strlen(val), (mode & M_DQ) ? F_QUO : F_EXP);
             g_free(k);
@@ -1207,7 +1278,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
         char *msg = wn      ? word_string(x, w, wn, 0, WS_PLAIN)
                     : colon ? g_strdup("parameter null or not set")
                             : g_strdup("parameter not set");
-        box_sh_error(sh, "%s: %s", name, msg);
+        box_sh_error(sh, "%s: %s", shown ? shown : name, msg);
         g_free(msg);
         xfail(x, 127);
         ok = false;
@@ -1219,7 +1290,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     goto out;
   }
   if (!v.set && (sh->opts & O_NOUNSET) && !v.is_list) {
-    box_sh_error(sh, "%s: unbound variable", name);
+    box_sh_error(sh, "%s: unbound variable", shown ? shown : name);
     xfail(x, 127);
     ok = false;
     goto out;
@@ -1639,7 +1710,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
   int sub_depth = 0;
   size_t sub_mark = SIZE_MAX;
   size_t i = 0;
-  if (!dq && !(mode & M_HEREDOC) && n && t[0] == '~') {
+  if (!dq && !(mode & (M_HEREDOC | M_NOTILDE)) && n && t[0] == '~') {
     if (!tilde(x, t, n, &i, mode)) {
       xaddc(x, '~', F_LIT);
       i = 1;
@@ -1817,6 +1888,19 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
         size_t ln = MIN(e - i - 1, sizeof name - 1);
         memcpy(name, t + i + 1, ln);
         name[ln] = 0;
+        if (is_nameref(x->sh, name)) {
+          /* a nameref to A[@] is every element, as "${A[@]}" */
+          Vals v;
+          get_vals(x, name, NULL, &v);
+          bool unbound = !x->failed && !v.set && !v.is_list && (x->sh->opts & O_NOUNSET);
+          if (unbound) box_sh_error(x->sh, "%s: unbound variable", name);
+          if (!x->failed && !unbound) emit_vals(x, &v, mode);
+          g_ptr_array_free(v.list, TRUE);
+          if (unbound) xfail(x, 127);
+          if (x->failed) return false;
+          i = e;
+          continue;
+        }
         const char *v = box_var_get(x->sh, name);
         if (!v && (x->sh->opts & O_NOUNSET)) {
           box_sh_error(x->sh, "%s: unbound variable", name);
@@ -2382,7 +2466,8 @@ static int fast_word(Shell *sh, const char *t, GPtrArray *out)
 {
   if (t[0] == '"') {
     char name[128];
-    if (!quoted_name(t, name, sizeof name)) return 0;
+    /* a nameref may lead to A[@]: the word reader's */
+    if (!quoted_name(t, name, sizeof name) || is_nameref(sh, name)) return 0;
     const char *v = box_var_get(sh, name);
     if (!v && (sh->opts & O_NOUNSET)) return 0;
     g_ptr_array_add(out, g_strdup(v ? v : ""));
@@ -2398,7 +2483,7 @@ static int fast_word(Shell *sh, const char *t, GPtrArray *out)
   size_t i = 1;
   if (!(t[1] == '_' || g_ascii_isalpha(t[1]))) return 0;
   while (t[i] == '_' || g_ascii_isalnum(t[i])) i++;
-  if (t[i]) return 0;
+  if (t[i] || is_nameref(sh, t + 1)) return 0;
   const char *v = box_var_get(sh, t + 1);
   if (!v) return (sh->opts & O_NOUNSET) ? 0 : 2;
   const char *ifsv = box_var_get(sh, "IFS");
@@ -2554,12 +2639,18 @@ char *box_expand_str(Shell *sh, const char *text, bool assign, int *status)
       while (text[i] == '_' || g_ascii_isalnum(text[i])) i++;
       if (!text[i]) name = text + 1;
     }
-    if (name) {
+    if (name && !is_nameref(sh, name)) {
       const char *v = box_var_get(sh, name);
       if (v || !(sh->opts & O_NOUNSET)) return g_strdup(v ? v : "");
     }
   }
   return expand_flat(sh, text, M_NOSPLIT | (assign ? M_ASSIGN : 0), status, NULL, false);
+}
+
+char *box_expand_subscript(Shell *sh, const char *text, int *status)
+{
+  if (text[0] != '~') return box_expand_str(sh, text, false, status);
+  return expand_flat(sh, text, M_NOSPLIT | M_NOTILDE, status, NULL, false);
 }
 
 char *box_expand_decl_word(Shell *sh, const char *text, int *status)

@@ -408,6 +408,8 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
 /* One word to one string: no splitting or globbing (assignments, redirect
  * targets with bash's rules, case words). */
 char *box_expand_str(Shell *sh, const char *text, bool assign, int *status);
+/* An array subscript as bash expands one: as box_expand_str, but no tilde. */
+char *box_expand_subscript(Shell *sh, const char *text, int *status);
 /* A declaration's NAME=value argument, whole, as one field. */
 char *box_expand_decl_word(Shell *sh, const char *text, int *status);
 /* The length of the IFS character that s (n bytes) begins with, or 0: a

@@ -143,32 +143,55 @@ static void journal_note(Shell *sh, const char *name)
 }
 
 /* The name a nameref (declare -n) leads to: followed while its value is a
- * plain name, at most 8 times (a cycle stops there); name otherwise.  A
- * nameref without a value yet is itself (declare -n r=x sets r). */
-static const char *deref(Shell *sh, const char *name, ShellVar **found)
+ * plain name; name otherwise.  A nameref without a value yet is itself
+ * (declare -n r=x sets r).  As bash's find_variable_nameref: NULL past 8
+ * namerefs, and NULL when the chain comes back to where it began or to the
+ * last one, with bash's warning when warn is set. */
+static const char *deref_warn(Shell *sh, const char *name, ShellVar **found, bool warn)
 {
-  ShellVar *v = var_find(sh, name);
-  for (int i = 0;
-       i < 8 && v && (v->flags & V_NAMEREF) && v->value && box_is_name(v->value, strlen(v->value));
-       i++) {
+  ShellVar *v = var_find(sh, name), *orig = v;
+  const char *orig_name = name;
+  for (int level = 0;
+       v && (v->flags & V_NAMEREF) && v->value && box_is_name(v->value, strlen(v->value));) {
+    ShellVar *prev = v;
+    if (++level > 8) break;
     name = v->value;
     v = var_find(sh, name);
+    if (!v || (v != orig && v != prev)) continue;
+    if (warn) box_sh_error(sh, "warning: %s: circular name reference", orig_name);
+    break;
+  }
+  if (v && (v->flags & V_NAMEREF) && v->value && box_is_name(v->value, strlen(v->value))) {
+    *found = NULL;
+    return NULL;
   }
   *found = v;
   return name;
+}
+
+static const char *deref(Shell *sh, const char *name, ShellVar **found)
+{
+  return deref_warn(sh, name, found, false);
+}
+
+/* v, a nameref deref stopped at because its value is no plain name:
+ * the array and key of the element it names (declare -n r='A[k]') */
+static bool elem_ref(ShellVar *v, char **arr, char **key)
+{
+  if (!v || !(v->flags & V_NAMEREF) || !v->value) return false;
+  if (box_split_ref(v->value, arr, key) && *key) return true;
+  g_clear_pointer(arr, g_free); /* the caller's to free only on true */
+  g_clear_pointer(key, g_free);
+  return false;
 }
 
 bool box_nameref_elem(Shell *sh, const char *name, char **arr, char **key)
 {
   ShellVar *v = var_find(sh, name);
   if (!v || !(v->flags & V_NAMEREF)) return false;
-  name = deref(sh, name, &v);
   /* deref stops at the last nameref when its value is no plain name */
-  if (!v || !(v->flags & V_NAMEREF) || !v->value) return false;
-  if (box_split_ref(v->value, arr, key) && *key) return true;
-  g_clear_pointer(arr, g_free); /* the caller's to free only on true */
-  g_clear_pointer(key, g_free);
-  return false;
+  if (!deref(sh, name, &v)) return false;
+  return elem_ref(v, arr, key);
 }
 
 ShellVar *box_var_lookup(Shell *sh, const char *name)
@@ -181,7 +204,15 @@ ShellVar *box_var_lookup(Shell *sh, const char *name)
 ShellVar *box_var_make(Shell *sh, const char *name)
 {
   ShellVar *v = var_find(sh, name);
-  if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
+  if (v && (v->flags & V_NAMEREF)) {
+    /* a circular chain leads nowhere: the name's own variable */
+    ShellVar *own = v;
+    const char *to = deref(sh, name, &v);
+    if (to)
+      name = to;
+    else
+      v = own;
+  }
   if (!v) {
     v = g_new0(ShellVar, 1);
     if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
@@ -230,12 +261,15 @@ const char *box_var_get(Shell *sh, const char *name)
 {
   ShellVar *v = var_find(sh, name);
   if (v && (v->flags & V_NAMEREF)) {
+    name = deref_warn(sh, name, &v, true);
+    if (!name) return NULL;
     g_autofree char *arr = NULL, *key = NULL;
-    if (box_nameref_elem(sh, name, &arr, &key)) {
+    if (elem_ref(v, &arr, &key)) {
+      /* the subscript as written, expanded as bash expands one */
       ShellVar *a = var_find(sh, arr);
-      return a ? box_var_elem(a, key) : NULL;
+      g_autofree char *k = a ? box_expand_subscript(sh, key, NULL) : NULL;
+      return k ? box_var_elem(a, k) : NULL;
     }
-    name = deref(sh, name, &v);
   }
   if (!v) return dyn_value(sh, name);
   if (v->flags & V_ARRAY) return v->arr && v->arr->len ? v->arr->pdata[0] : NULL;
@@ -258,6 +292,28 @@ static bool check_ro(Shell *sh, ShellVar *v, const char *name)
     return false;
   }
   return true;
+}
+
+/* An assignment through a circular nameref: bash assigns nothing and
+ * drops the command (its warning said why). */
+static bool circular(Shell *sh)
+{
+  sh->discard = true;
+  return false;
+}
+
+/* NAME=value through a nameref to A[k]: k is expanded as bash expands a
+ * subscript; A[@] and A[*] name no element. */
+static bool set_through_elem_ref(Shell *sh, const char *arr, const char *key, const char *value)
+{
+  ShellVar *a = var_find(sh, arr);
+  if (!(a && (a->flags & V_ASSOC)) && (!strcmp(key, "@") || !strcmp(key, "*"))) {
+    box_sh_error(sh, "%s[%s]: bad array subscript", arr, key);
+    sh->discard = true;
+    return false;
+  }
+  g_autofree char *k = box_expand_subscript(sh, key, NULL);
+  return k && box_var_set_elem(sh, arr, k, value, false);
 }
 
 static char *int_value(Shell *sh, ShellVar *v, const char *value, bool *ok)
@@ -290,9 +346,10 @@ bool box_var_set(Shell *sh, const char *name, const char *value)
 {
   ShellVar *v = var_find(sh, name);
   if (v && (v->flags & V_NAMEREF)) {
+    name = deref_warn(sh, name, &v, true);
+    if (!name) return circular(sh);
     g_autofree char *arr = NULL, *key = NULL;
-    if (box_nameref_elem(sh, name, &arr, &key)) return box_var_set_elem(sh, arr, key, value, false);
-    name = deref(sh, name, &v);
+    if (elem_ref(v, &arr, &key)) return set_through_elem_ref(sh, arr, key, value);
   }
   if (!check_ro(sh, v, name)) return false;
   /* told apart by two letters first: BASH_VERSION, set for every run,
@@ -437,7 +494,16 @@ const char *box_var_elem(ShellVar *v, const char *key)
 bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append)
 {
   ShellVar *v = var_find(sh, name);
-  if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
+  if (v && (v->flags & V_NAMEREF)) {
+    name = deref_warn(sh, name, &v, true);
+    if (!name) return circular(sh);
+    if (v && (v->flags & V_NAMEREF) && v->value) {
+      /* r[k]=x where r leads to an element: bash names the element */
+      box_sh_error(sh, "`%s': not a valid identifier", v->value);
+      sh->discard = true;
+      return false;
+    }
+  }
   if (!check_ro(sh, v, name)) return false;
   journal_note(sh, name);
   if (!v) v = box_var_make(sh, name);
@@ -722,7 +788,8 @@ char **box_var_environ(Shell *sh)
     ShellVar *v = val;
     /* bash exports no array, not even its element 0 */
     if (!(v->flags & V_EXPORT) || (v->flags & (V_ARRAY | V_ASSOC))) continue;
-    const char *s = box_var_get(sh, k);
+    /* a nameref goes as the name it holds (bash's) */
+    const char *s = v->flags & V_NAMEREF ? v->value : box_var_get(sh, k);
     if (!s) continue;
     g_ptr_array_add(e, g_strconcat(k, "=", s, NULL));
   }

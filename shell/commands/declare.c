@@ -253,6 +253,25 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
       g_free(name);
       continue;
     }
+    /* -n and +n work on the reference itself, and so do the attributes
+     * given with them (declare -rn r=x: r is readonly, not x) */
+    bool on_ref = ((set | clear) & V_NAMEREF) != 0;
+    if ((set & V_NAMEREF) && eq && !(eq > a && eq[-1] == '+')) {
+      const char *val = eq + 1;
+      g_autofree char *ra = NULL, *rk = NULL;
+      bool valid = box_is_name(val, strlen(val)) || (box_split_ref(val, &ra, &rk) && rk);
+      if (!*val)
+        box_cmd_error(c, "`': not a valid identifier");
+      else if (!valid)
+        box_cmd_error(c, "`%s': invalid variable name for name reference", val);
+      else if (strcmp(val, name) == 0 && !in_func)
+        box_cmd_error(c, "%s: nameref variable self references not allowed", name);
+      if (!valid || strcmp(val, name) == 0) {
+        g_free(name);
+        status = 1;
+        continue;
+      }
+    }
     ShellVar *v;
     if ((local ||
          (in_func && !global && (strcmp(who, "declare") == 0 || strcmp(who, "typeset") == 0)))) {
@@ -263,11 +282,10 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
       }
       v = box_var_local(sh, name);
     } else {
-      /* -n works on the reference itself, not on what it leads to */
-      v = set & V_NAMEREF ? g_hash_table_lookup(sh->vars, name) : NULL;
+      v = on_ref ? g_hash_table_lookup(sh->vars, name) : NULL;
       if (!v) v = box_var_lookup(sh, name);
-      if (v && (v->flags & V_READONLY) && (eq || (clear & V_READONLY))) {
-        box_sh_error(sh, "%s: readonly variable", name);
+      if (v && (v->flags & V_READONLY) && (eq || (clear & (V_READONLY | V_NAMEREF)))) {
+        box_cmd_error(c, "%s: readonly variable", name);
         g_free(name);
         status = 1;
         continue;
@@ -294,6 +312,21 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
       status = 1;
       continue;
     }
+    if ((set & V_NAMEREF) && !eq && !(v->flags & V_NAMEREF)) {
+      /* a variable becomes a reference only to the name it holds */
+      const char *err = NULL;
+      g_autofree char *ra = NULL, *rk = NULL;
+      if (v->flags & (V_ARRAY | V_ASSOC))
+        box_cmd_error(c, "%s: %s", name, err = "reference variable cannot be an array");
+      else if (v->value && !box_is_name(v->value, strlen(v->value)) &&
+               !(box_split_ref(v->value, &ra, &rk) && rk))
+        box_cmd_error(c, "`%s': %s", v->value, err = "invalid variable name for name reference");
+      if (err) {
+        g_free(name);
+        status = 1;
+        continue;
+      }
+    }
     bool fresh = !(v->flags & (V_ARRAY | V_ASSOC)) && !v->value;
     /* bash's readonly -a/-A of a name with no value marks it readonly only */
     /* `declare -r c[100]`: a subscript makes the name an array */
@@ -307,7 +340,7 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
     v->flags |= set & (V_INTEGER | V_LOWER | V_UPPER | V_EXPORT | V_NAMEREF);
     if (set & V_LOWER) v->flags &= ~V_UPPER;
     if (set & V_UPPER) v->flags &= ~V_LOWER;
-    v->flags &= ~(clear & (V_INTEGER | V_LOWER | V_UPPER | V_EXPORT));
+    v->flags &= ~(clear & (V_INTEGER | V_LOWER | V_UPPER | V_EXPORT | V_NAMEREF));
     if (unexport) v->flags &= ~V_EXPORT;
     if (fresh && !eq && arr_set) v->flags |= V_NOVALUE;
     if (eq) {
@@ -344,7 +377,8 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
         status = 1;
       }
     }
-    v = box_var_lookup(sh, name);
+    v = on_ref ? g_hash_table_lookup(sh->vars, name) : NULL;
+    if (!v) v = box_var_lookup(sh, name);
     if (v && (set & V_READONLY)) v->flags |= V_READONLY;
     g_free(name);
   }
