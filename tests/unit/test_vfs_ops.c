@@ -422,11 +422,13 @@ void test_ram(Fx *fx, gconstpointer data)
   GHashTable *h = run_worker(fx, cmd, true, worker_ram_ops);
   GPtrArray *r = take_records(fx);
   dump_records(r);
-  /* c<N>'s root: tmp, dev, home and the first component of the root chain; no .box */
+  /* c<N>'s root: tmp, dev, home, usr (for the time zones) and the first
+   * component of the root chain; no .box */
   char *first = g_strndup(fx->home + 1, strcspn(fx->home + 1, "/"));
   gchar **parts = g_strsplit(val(h, "root_list"), ",", -1);
   bool chain_shared = strcmp(first, "tmp") == 0 || strcmp(first, "home") == 0;
-  g_assert_cmpuint(g_strv_length(parts), ==, chain_shared ? 3 : 4);
+  g_assert_cmpuint(g_strv_length(parts), ==, chain_shared ? 4 : 5);
+  g_assert_true(g_strv_contains((const char *const *)parts, "usr:4"));
   g_assert_true(g_strv_contains((const char *const *)parts, "tmp:4"));
   g_assert_true(g_strv_contains((const char *const *)parts, "dev:4"));
   g_assert_true(g_strv_contains((const char *const *)parts, "home:4"));
