@@ -288,7 +288,14 @@ static bool check_ro(Shell *sh, ShellVar *v, const char *name)
 {
   if (v && (v->flags & V_READONLY)) {
     box_sh_error(sh, "%s: readonly variable", name);
-    sh->discard = true; /* an assignment statement's error drops the command */
+    /* an assignment statement's error drops the command; under set -e it
+     * ends the shell, wherever it stands (bash) */
+    if (sh->opts & O_ERREXIT) {
+      sh->jump = J_EXIT;
+      sh->exit_status = 1;
+    } else {
+      sh->discard = true;
+    }
     return false;
   }
   return true;

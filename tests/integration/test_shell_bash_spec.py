@@ -46,6 +46,12 @@ CASES = [
     # ---- an alias used inside $( ) after its definition ---------------------
     ("alias-in-substitution", 'shopt -s expand_aliases\nalias say="echo said"\necho $(say it)\n( say sub )'),
     ("alias-blank-in-substitution", 'shopt -s expand_aliases\nalias lb="echo [ "\nalias w=word\necho $(lb w)'),
+    # ---- a readonly variable assigned under set -e ends the shell ------------
+    ("readonly-errexit-statement", 'set -e\nreadonly lock=1\nlock=2\necho not-reached'),
+    ("readonly-errexit-in-condition", 'set -e\nreadonly lock=1\nif lock=3; then :; fi\necho not-reached'),
+    ("readonly-errexit-for-and-read", 'set -e\nreadonly v=1\n(for v in a; do :; done; echo no) ; echo sub=$?\nread v <<< z\necho not-reached'),
+    ("readonly-errexit-builtin-goes-on", 'set -e\nreadonly lock=1\ndeclare lock=2 || echo handled\necho after'),
+    ("readonly-no-errexit-goes-on", 'readonly lock=1\nlock=2\necho next $?'),
     # ---- wait -n: the first job to end ---------------------------------------
     ("wait-n-first-to-end", '{ sleep 0.3; exit 4; } & { sleep 0.05; exit 6; } & wait -n; echo first=$?; wait -n; echo second=$?; wait -n; echo none=$?'),
     ("wait-n-named", '{ sleep 0.3; exit 4; } & a=$!; { sleep 0.05; exit 6; } & b=$!; sleep 0.5 & wait -n $a $b; echo $?'),
