@@ -326,6 +326,15 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed)
 
 /* ---- patterns --------------------------------------------------------------------- */
 
+/* glibc's extglob groups end at a `)` and split at a `|` written escaped
+ * (\) or \|) as well, and an unclosed group is bash's plain text */
+static bool ext_glibc_misreads(const char *pattern)
+{
+  for (const char *b = strchr(pattern, '\\'); b && b[1]; b = strchr(b + 2, '\\'))
+    if (b[1] == '|' || b[1] == ')' || b[1] == '(') return true;
+  return box_ext_unclosed(pattern);
+}
+
 /* fnmatch in C.UTF-8 converts pattern and name to wide characters on
  * every call; for ASCII text the C locale's byte matching gives the same
  * answer (classes, ranges and case folding agree on ASCII) for a third of
@@ -338,7 +347,7 @@ int box_fnmatch(const char *pattern, const char *s, int flags)
   while (*q) any |= *q++;
   /* glibc knows no collating symbol by name ([.space.]) in the C locale,
    * nor bash's classes [:ascii:] and [:word:] */
-  if ((any & 0x80) || ((flags & FNM_EXTMATCH) && box_ext_unclosed(pattern)) ||
+  if ((any & 0x80) || ((flags & FNM_EXTMATCH) && ext_glibc_misreads(pattern)) ||
       (strchr(pattern, '[') &&
        (strstr(pattern, "[.") || strstr(pattern, "[:ascii:]") || strstr(pattern, "[:word:]"))))
     return flags & ~(FNM_PERIOD | FNM_CASEFOLD | FNM_EXTMATCH)
@@ -2188,6 +2197,100 @@ static gint cmp_str(gconstpointer a, gconstpointer b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* ---- GLOBIGNORE ---- */
+
+/* GLOBIGNORE's patterns, split at the colons outside a bracket
+ * expression, an extglob group and after no backslash, as bash splits
+ * them; an empty field is a pattern too (it matches no name). */
+static GPtrArray *globignore_split(const char *v)
+{
+  GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
+  for (const char *p = v; *p;) {
+    const char *q = p;
+    int depth = 0;
+    while (*q && (*q != ':' || depth)) {
+      if (*q == '\\' && q[1]) {
+        q += 2;
+      } else if (*q == '[') {
+        const char *r = q + 1;
+        if (*r == '!' || *r == '^') r++;
+        if (*r == ']') r++;
+        while (*r && *r != ']') {
+          const char *e = r[0] == '[' && r[1] == ':' ? strstr(r + 2, ":]") : NULL;
+          r = e ? e + 2 : r + 1;
+        }
+        q = *r ? r + 1 : q + 1;
+      } else if (strchr("?*+@!", *q) && q[1] == '(') {
+        depth++;
+        q += 2;
+      } else {
+        if (*q == ')' && depth) depth--;
+        q++;
+      }
+    }
+    g_ptr_array_add(a, g_strndup(p, (size_t)(q - p)));
+    p = *q ? q + 1 : q;
+  }
+  return a;
+}
+
+void box_globignore_free(Shell *sh)
+{
+  g_clear_pointer(&sh->globignore_seen, g_free);
+  g_clear_pointer(&sh->globignore_pats, g_ptr_array_unref);
+}
+
+/* Reads GLOBIGNORE again when it was assigned or unset, or changed since
+ * the last glob (a local's end): as bash's assignment does, patterns turn
+ * dotglob on, and unsetting it turns dotglob off (an empty value leaves
+ * dotglob as it is).  One lookup when it has not changed. */
+void box_globignore_sync(Shell *sh, bool assigned)
+{
+  const char *v = box_var_get(sh, "GLOBIGNORE");
+  if (!assigned && g_strcmp0(v, sh->globignore_seen) == 0) return;
+  box_globignore_free(sh);
+  if (!v) {
+    sh->shopts &= ~SH_DOTGLOB;
+  } else {
+    sh->globignore_seen = g_strdup(v);
+    sh->globignore_pats = globignore_split(v);
+    if (sh->globignore_pats->len) sh->shopts |= SH_DOTGLOB;
+  }
+  box_optvars_refresh(sh);
+}
+
+/* Drops from a glob's matches those GLOBIGNORE's patterns match (the
+ * whole path, `*` matching no slash), and `.` and `..` as the last
+ * component, as bash does whenever GLOBIGNORE has a pattern. */
+static void globignore_filter(Shell *sh, GPtrArray *res)
+{
+  GPtrArray *pats = sh->globignore_pats;
+  int flags = FNM_PATHNAME | (sh->shopts & SH_EXTGLOB ? FNM_EXTMATCH : 0) |
+              (sh->shopts & SH_NOCASEGLOB ? FNM_CASEFOLD : 0);
+  guint k = 0;
+  for (guint i = 0; i < res->len; i++) {
+    char *name = res->pdata[i];
+    res->pdata[i] = NULL; /* k <= i: the tail set_size drops is all NULL */
+    const char *n = strrchr(name, '/');
+    n = !n || !n[1] ? name : n + 1;
+    bool drop = strcmp(n, ".") == 0 || strcmp(n, "..") == 0;
+    for (guint j = 0; j < pats->len && !drop; j++) {
+      const char *pat = pats->pdata[j];
+      /* bash's matcher lets a `*` that ends the pattern take slashes too
+       * (GLOBIGNORE='*' drops ../x): what FNM_LEADING_DIR gives there */
+      size_t len = strlen(pat), bs = 0;
+      while (bs + 1 < len && pat[len - 2 - bs] == '\\') bs++;
+      int lead = len && pat[len - 1] == '*' && bs % 2 == 0 ? FNM_LEADING_DIR : 0;
+      drop = !box_pattern_too_deep(pat) && box_fnmatch(pat, name, flags | lead) == 0;
+    }
+    if (drop)
+      g_free(name);
+    else
+      res->pdata[k++] = name;
+  }
+  g_ptr_array_set_size(res, k);
+}
+
 /* The matches of comps[idx…n) under base, each component followed by the
  * slashes the pattern had after it (seps: two slashes after d give d//x,
  * as bash).
@@ -2232,8 +2335,12 @@ static void glob_rec(Shell *sh, const char *base, char **comps, char **seps, int
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
   GArray *types = g_array_new(FALSE, FALSE, sizeof(unsigned char));
   struct dirent *e;
+  /* `.` and `..` are names for a pattern that begins with a dot, under
+   * shopt -u globskipdots */
+  bool dots = !star2 && (comp[0] == '.' || (comp[0] == '\\' && comp[1] == '.')) &&
+              !box_shopt_globskipdots(sh);
   while ((e = readdir(d))) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    if (!dots && (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)) continue;
     g_ptr_array_add(names, g_strdup(e->d_name));
     g_array_append_val(types, e->d_type);
   }
@@ -2285,6 +2392,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, char **seps, int
 /* Expands a pattern; returns matches sorted (maybe none). */
 static GPtrArray *glob_pattern(Shell *sh, const char *pat)
 {
+  box_globignore_sync(sh, false);
   GPtrArray *res = g_ptr_array_new_with_free_func(g_free);
   const char *p = pat;
   size_t lead = strspn(p, "/");
@@ -2317,6 +2425,7 @@ static GPtrArray *glob_pattern(Shell *sh, const char *pat)
       g_ptr_array_remove_index(res, i);
     else
       i++;
+  if (sh->globignore_pats && sh->globignore_pats->len) globignore_filter(sh, res);
   return res;
 }
 

@@ -340,6 +340,10 @@ struct Shell {
   const char *arith_who;
   bool discard;
   bool failglob_hit; /* a word matched nothing under failglob (exec.c) */
+  /* GLOBIGNORE as pathname expansion last read it (expand.c): its text
+   * (NULL: unset) and its colon-separated patterns */
+  char *globignore_seen;
+  GPtrArray *globignore_pats;
   /* an array subscript's arithmetic failed (vars.c): bash drops the command
    * even where the expression's own error would not (let, (( )), unset) */
   bool subscript_failed;
@@ -795,6 +799,9 @@ void box_vars_materialize(Shell *sh);
 /* commands/set.c: SHELLOPTS and BASHOPTS from the options now on (once
  * box_vars_materialize has made them). */
 void box_optvars_refresh(Shell *sh);
+void box_globignore_sync(Shell *sh, bool assigned);
+void box_globignore_free(Shell *sh);
+bool box_shopt_globskipdots(Shell *sh);
 /* callstack.c: the frames behind FUNCNAME, BASH_SOURCE and BASH_LINENO.
  * push adds a function's call (function true), a sourced file ("source")
  * or a script's main ("main", line 0); pop takes the innermost off, reset

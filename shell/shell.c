@@ -278,6 +278,7 @@ static void shell_done(Shell *sh)
   g_array_free(sh->jobs, TRUE);
   for (int i = 0; i < BOX_NTRAP; i++) g_free(sh->traps[i]);
   g_free(sh->exit_trap_held);
+  box_globignore_free(sh);
   g_strfreev(sh->pos);
   char *texts[] = { sh->arg0, sh->cwd, sh->last_arg, sh->cmd_text };
   for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) g_free(texts[i]);

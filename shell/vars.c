@@ -387,16 +387,19 @@ bool box_var_set(Shell *sh, const char *name, const char *value)
   g_free(v->value);
   v->value = nv;
   if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
+  /* bash's assignment to GLOBIGNORE sets dotglob then */
+  if (name[0] == 'G' && strcmp(name, "GLOBIGNORE") == 0) box_globignore_sync(sh, true);
   return true;
 }
 
 bool box_var_set_take(Shell *sh, const char *name, char *value)
 {
   ShellVar *v = var_find(sh, name);
-  /* OPTIND's assignments reset getopts: box_var_set's */
+  /* OPTIND's and GLOBIGNORE's assignments do more: box_var_set's */
   if (v &&
       !(v->flags & (V_READONLY | V_INTEGER | V_LOWER | V_UPPER | V_ARRAY | V_ASSOC | V_NAMEREF)) &&
-      !(name[0] == 'O' && strcmp(name, "OPTIND") == 0)) {
+      !(name[0] == 'O' && strcmp(name, "OPTIND") == 0) &&
+      !(name[0] == 'G' && strcmp(name, "GLOBIGNORE") == 0)) {
     journal_note(sh, name);
     g_free(v->value);
     v->value = value;
@@ -421,6 +424,7 @@ void box_var_unset(Shell *sh, const char *name)
   if (name[0] == 'O' && strcmp(name, "OPTIND") == 0) sh->optind_sub = 0;
   /* a local stays declared-local in its frame: just drop the value */
   g_hash_table_remove(sh->vars, name);
+  if (name[0] == 'G' && strcmp(name, "GLOBIGNORE") == 0) box_globignore_sync(sh, true);
 }
 
 void box_var_make_array(ShellVar *v, bool assoc)

@@ -1,4 +1,5 @@
 /* shopt.c — `shopt [-psuq] [-o] [NAME…]`. */
+#include <stdint.h>
 #include <string.h>
 
 #include "shell/commands/builtins.h"
@@ -65,6 +66,17 @@ static void shopt_change(Shell *sh, size_t k, bool on)
   else
     sh->shopts_inert &= ~((uint64_t)1 << k);
   box_optvars_refresh(sh);
+}
+
+/* globskipdots (on by default): `.` and `..` are never a glob's match */
+bool box_shopt_globskipdots(Shell *sh)
+{
+  static size_t k = SIZE_MAX;
+  if (k == SIZE_MAX) {
+    split_names();
+    for (k = 0; k < nopts && strcmp(opts[k] + 1, "globskipdots") != 0; k++) {}
+  }
+  return k == nopts || shopt_on(sh, k);
 }
 
 GString *box_shopt_all_names(void)
@@ -139,6 +151,7 @@ int box_cmd_shopt(BoxCmd *c)
     }
   }
   if (set_opts) return set_options(c, i, mode, quiet, print);
+  box_globignore_sync(sh, false); /* a GLOBIGNORE set since turned dotglob on */
   split_names();
   int st = 0;
   if (i >= c->argc) {
