@@ -1105,14 +1105,16 @@ int box_eval(Shell *sh, Node *n)
   return status;
 }
 
-int box_eval_text(Shell *sh, const char *text, const char *name)
+static int eval_text_at(Shell *sh, const char *text, const char *name, int line, bool script);
+
+static int eval_text(Shell *sh, const char *text, const char *name, bool script)
 {
   /* after eval, source or mapfile's callback, $BASH_COMMAND is again the
    * command that ran the text, as bash's parse_and_execute leaves it */
   const Node *cmd = sh->cmd_node;
   char *cmd_text = sh->cmd_text;
   sh->cmd_text = NULL;
-  int st = box_eval_text_at(sh, text, name, 1);
+  int st = eval_text_at(sh, text, name, 1, script);
   /* an error that drops the command (a readonly assignment, an arithmetic
    * error) drops what the text had left, as bash's parse_and_execute does:
    * eval and source then fail, and the command after them runs */
@@ -1126,7 +1128,25 @@ int box_eval_text(Shell *sh, const char *text, const char *name)
   return st;
 }
 
+int box_eval_text(Shell *sh, const char *text, const char *name)
+{
+  return eval_text(sh, text, name, false);
+}
+
+int box_eval_script(Shell *sh, const char *text, const char *name)
+{
+  sh->status = 0; /* a new shell's $? */
+  return eval_text(sh, text, name, true);
+}
+
 int box_eval_text_at(Shell *sh, const char *text, const char *name, int line)
+{
+  return eval_text_at(sh, text, name, line, false);
+}
+
+/* script: a new shell's text, whose syntax error ends it as bash -c's does
+ * (box_run_commands): 2, or the status before it for one inside [[ ]] */
+static int eval_text_at(Shell *sh, const char *text, const char *name, int line, bool script)
 {
   Parser *p = box_parser_new_at(sh, text, name, line);
   int status = 0;
@@ -1136,7 +1156,8 @@ int box_eval_text_at(Shell *sh, const char *text, const char *name, int line)
     ParseResult r = box_parse_next(p, &n);
     if (r == PARSE_EOF) break;
     if (r == PARSE_ERROR) {
-      status = 2;
+      int st = box_parse_error_status(p);
+      status = !script ? 2 : st < 0 ? sh->status : st;
       break;
     }
     if (!n && box_parse_skipped(p)) status = sh->status = 1;

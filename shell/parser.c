@@ -1044,6 +1044,41 @@ static void unexpected(Parser *p, Tok *t)
   p->line = line;
 }
 
+/* An error inside [[ ]], in bash's words for it (msg NULL: bash says
+ * nothing): like a token out of place, it leaves $? as it was. */
+static void cond_error_text(Parser *p, const char *msg, const char *text)
+{
+  if (p->err) return;
+  if (msg)
+    perror_at(p, msg, text ? text : "EOF");
+  else
+    p->err = true;
+  if (p->probe) return;
+  p->err_token = true;
+  p->err_status = p->depth > 0 ? 127 : 2;
+}
+
+static void cond_error(Parser *p, const char *msg, Tok *t)
+{
+  char buf[256];
+  cond_error_text(p, msg, t ? tok_text(p, t, buf, sizeof buf) : NULL);
+}
+
+/* An operator at src[at] where the regex of =~ or the ]] after it was due
+ * (`[[ a =~ ; ]]`, `[[ a =~ x<> ]]`): bash names it as it is written. */
+static void cond_op_error(Parser *p, size_t at)
+{
+  const char *o = p->src + at;
+  size_t n = 1;
+  if (*o == ';' || *o == '&')
+    n += at + 1 < p->len && o[1] == *o;
+  else
+    n += at + 1 < p->len && strchr("<>&|", o[1]) != NULL;
+  char *m = g_strndup(o, n);
+  cond_error_text(p, "syntax error in conditional expression: unexpected token `%s'", m);
+  g_free(m);
+}
+
 static bool is_assign_word(const char *s, size_t n);
 
 /* The lexer flags a word for any character that may start a pattern,
@@ -1521,13 +1556,22 @@ static Word *cond_regex_word(Parser *p)
       if (depth == 0) break;
       depth--;
     } else if (depth == 0 &&
-               (c == ' ' || c == '\t' || c == '\n' ||
-                ((c == '&' || c == '|') && p->pos + 1 < p->len && p->src[p->pos + 1] == c)))
-      break;
+               (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '<' ||
+                c == '>' || (c == '|' && p->pos + 1 < p->len && p->src[p->pos + 1] == c)))
+      break; /* outside ( ) only `|` of the operators is the regex's */
     p->pos++;
   }
-  if (p->pos == start) {
-    unexpected(p, peek(p));
+  if (p->pos == start ||
+      (p->pos - start == 2 && memcmp(p->src + start, "]]", 2) == 0)) { /* [[ a =~ ]] */
+    p->pos = start;
+    char c = p->pos < p->len ? p->src[p->pos] : 0;
+    if (c == '\n') {
+      cond_error_text(p, "unexpected argument `%s' to conditional binary operator", "newline");
+    } else if (c && strchr(";&<>", c)) {
+      cond_op_error(p, p->pos);
+    } else {
+      cond_error(p, "unexpected argument `%s' to conditional binary operator", peek(p));
+    }
     return NULL;
   }
   (void)plain;
@@ -1558,7 +1602,7 @@ static Cond *cond_primary_in(Parser *p)
     Cond *c = cond_or(p);
     if (!c) return NULL;
     if (!cond_is(p, ")")) {
-      unexpected(p, peek(p));
+      cond_error(p, "unexpected token `%s', expected `)'", peek(p));
       return NULL;
     }
     next(p);
@@ -1590,7 +1634,8 @@ static Cond *cond_primary_in(Parser *p)
     return c;
   }
   if (t->kind != T_WORD || (t->len == 2 && memcmp(t->text, "]]", 2) == 0)) {
-    unexpected(p, t);
+    /* no operand: bash says nothing of `[[ ]]`, `[[ ! ]]` or `[[ a && ]]` */
+    cond_error(p, t->kind == T_WORD ? NULL : "unexpected token `%s' in conditional command", t);
     return NULL;
   }
   Word *a = cond_word(p);
@@ -1608,14 +1653,21 @@ static Cond *cond_primary_in(Parser *p)
       Tok *r = peek(p);
       p->ext_pat = false;
       /* `[[ a == ]]`: the "]]" is no operand */
-      if (r->kind == T_WORD && r->len == 2 && memcmp(r->text, "]]", 2) == 0) {
-        unexpected(p, r);
+      if (r->kind != T_WORD || (r->len == 2 && memcmp(r->text, "]]", 2) == 0)) {
+        cond_error(p, "unexpected argument `%s' to conditional binary operator", r);
         return NULL;
       }
       c->b = cond_word(p);
     }
     return c->b ? c : NULL;
   }
+  /* a word alone is followed by ]], &&, || or ) */
+  if (o->kind == T_WORD && !(o->len == 2 && memcmp(o->text, "]]", 2) == 0))
+    cond_error(p, "conditional binary operator expected", NULL);
+  else if (o->kind != T_WORD && o->kind != T_AND && o->kind != T_OR && o->kind != T_RPAREN &&
+           o->kind != T_EOF)
+    cond_error(p, "unexpected token `%s', conditional binary operator expected", o);
+  if (p->err) return NULL;
   Cond *c = mkcond(p, C_WORD);
   c->a = a;
   return c;
@@ -1903,7 +1955,18 @@ static Node *parse_compound(Parser *p)
     p->have = false;
     Cond *c = cond_or(p);
     p->in_cond = false;
-    if (c && !is_kw(p, KW_DRBRACK)) c = NULL;
+    if (c && !is_kw(p, KW_DRBRACK)) {
+      Tok *t = peek(p);
+      if (t->kind == T_WORD && t->len && (t->text[0] == '<' || t->text[0] == '>'))
+        cond_op_error(p, t->start); /* `[[ a =~ x<> ]]` */
+      cond_error(p,
+                 t->kind == T_EOF ? "unexpected EOF while looking for `]]'"
+                 : t->kind == T_WORD || t->kind == T_NEWLINE
+                   ? "syntax error in conditional expression"
+                   : "syntax error in conditional expression: unexpected token `%s'",
+                 t);
+      c = NULL;
+    }
     if (!c) {
       if (!p->err) unexpected(p, peek(p));
       if (p->err_status == 2 && p->err_token) p->err_status = -1;

@@ -686,6 +686,9 @@ char *box_function_text(Node *fn);
 char *box_command_text(Node *n);
 /* Runs a whole text in this shell (eval, ., trap); name for messages. */
 int box_eval_text(Shell *sh, const char *text, const char *name);
+/* A new shell's whole text (sh FILE, sh -c TEXT): a syntax error's
+ * status as bash's own text has it. */
+int box_eval_script(Shell *sh, const char *text, const char *name);
 /* The same, lines numbered from line. */
 int box_eval_text_at(Shell *sh, const char *text, const char *name, int line);
 void box_wait_background(Shell *sh);

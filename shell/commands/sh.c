@@ -99,7 +99,7 @@ int box_cmd_sh(BoxCmd *c)
     box_callstack_reset(sh);
     if (owned && name != c->argv[0]) box_callstack_push(sh, "main", name, 0, false);
     sh->depth++;
-    int st = box_eval_text(sh, text, owned ? name : NULL);
+    int st = box_eval_script(sh, text, owned ? name : NULL);
     if (sh->jump == J_EXIT) st = sh->exit_status;
     box_child_exit(sh, st);
   }
