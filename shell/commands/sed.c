@@ -235,7 +235,12 @@ static void expand_rep(const SedCmd *c, const char *base, regmatch_t *m, GString
       append_case(dst, base + m[0].rm_so, (size_t)(m[0].rm_eo - m[0].rm_so), &one, mode);
       continue;
     }
-    if (ch == '\\' && i + 1 < c->rep_len) {
+    size_t used;
+    int nb = ch == '\\' ? bx_sed_num_escape(c->rep + i, c->rep_len - i, &used) : -1;
+    if (nb >= 0) {
+      ch = (char)nb; /* a literal byte: \x26 is `&` itself */
+      i += used - 1;
+    } else if (ch == '\\' && i + 1 < c->rep_len) {
       char e = c->rep[++i];
       if (e >= '0' && e <= '9') {
         int k = e - '0';

@@ -100,5 +100,8 @@ typedef struct {
  * the i-th -e when that is NULL) into s->cmds with the labels resolved;
  * false after sed's message, with s->status the exit status. */
 bool bx_sed_compile(Sed *s, GPtrArray *scripts, GPtrArray *script_names);
+/* GNU's \xHH, \dNNN, \oNNN and \cX at p[0..n): the byte, with *used the
+ * length of the escape; -1 when p begins no such escape */
+int bx_sed_num_escape(const char *p, size_t n, size_t *used);
 
 #endif

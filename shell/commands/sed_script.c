@@ -121,11 +121,40 @@ static char *read_part(Sed *s, int delim, bool regex, size_t *outlen)
   return g_string_free(r, FALSE);
 }
 
-/* GNU escapes in a regex: \t and friends become the character. */
+int bx_sed_num_escape(const char *p, size_t n, size_t *used)
+{
+  if (n < 2 || p[0] != '\\') return -1;
+  if (p[1] == 'c' && n > 2) {
+    *used = 3;
+    return g_ascii_toupper(p[2]) ^ 0x40;
+  }
+  int base = p[1] == 'x' ? 16 : p[1] == 'd' ? 10 : p[1] == 'o' ? 8 : 0;
+  int max = base == 16 ? 2 : 3, v = 0;
+  size_t k = 2;
+  for (; base && k < n && (int)k - 2 < max; k++) {
+    int d = g_ascii_xdigit_value(p[k]);
+    if (d < 0 || d >= base) break;
+    v = v * base + d;
+  }
+  if (k == 2) return -1;
+  *used = k;
+  return v & 0xff;
+}
+
+/* GNU escapes in a regex: \t and friends become the character, as do
+ * \xHH, \dNNN, \oNNN and \cX (a byte that is special keeps its meaning,
+ * as GNU's does). */
 static char *regex_escapes(const char *p)
 {
   GString *r = g_string_new(NULL);
   for (; *p; p++) {
+    size_t used;
+    int b = *p == '\\' ? bx_sed_num_escape(p, strlen(p), &used) : -1;
+    if (b >= 0) {
+      g_string_append_c(r, (char)b);
+      p += used - 1;
+      continue;
+    }
     if (*p == '\\' && p[1]) {
       char e = p[1];
       char v = e == 't'   ? '\t'
