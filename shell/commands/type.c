@@ -3,6 +3,8 @@
  * function, the Shell's own command, a program found as lookup.c finds
  * it) and in bash's words. */
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "shell/commands/builtins.h"
 #include "shell/commands/commands-private.h"
@@ -86,14 +88,75 @@ static bool describe(BoxCmd *c, int kind, const char *name, char mode, int flags
     say(c, mode, name, "function", NULL);
     return true;
   }
-  default:
-    if (!box_command_lookup(name) ||
-        (c->sh->disabled && g_hash_table_contains(c->sh->disabled, name)))
-      return false;
+  default: {
+    const BoxCommandDef *def = box_command_lookup(name);
+    if (!def || (c->sh->disabled && g_hash_table_contains(c->sh->disabled, name))) return false;
+    /* a program the Shell implements in place of a file is named as that
+     * file where PATH holds one, as bash names it; as a builtin where none
+     * is (a box's view holds no system tree) */
+    if (def->kind == BOX_CMD_UTILITY) {
+      g_autofree char *file = box_lookup_program(sh, name);
+      if (file) return false;
+    }
     /* bash says "special" only in POSIX mode */
     say(c, mode, name, "builtin", "is a shell builtin");
     return true;
   }
+  }
+}
+
+/* Whether the Shell's own view is where a file of that name is looked
+ * for: with no host to ask, the system tree is in it too (lookup.c). */
+static bool in_view(Shell *sh, const char *dir)
+{
+  return !(sh->host && sh->host->resolve) || !box_lookup_in_system_tree(sh, dir);
+}
+
+/* Every executable file of name on PATH, as type -a lists them; the
+ * host's answer where the view holds none. */
+static GPtrArray *all_files(Shell *sh, const char *name)
+{
+  GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+  if (strchr(name, '/')) {
+    char *one = box_lookup_program(sh, name);
+    if (one) g_ptr_array_add(files, one);
+    return files;
+  }
+  const char *path = box_var_get(sh, "PATH");
+  g_auto(GStrv) dirs = g_strsplit(path ? path : "", ":", -1);
+  for (gchar **d = dirs; *d && *name; d++) {
+    const char *dir = **d ? *d : ".";
+    if (!in_view(sh, dir)) continue;
+    char *cand = g_build_filename(dir, name, NULL);
+    struct stat st;
+    if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+      g_ptr_array_add(files, cand);
+    else
+      g_free(cand);
+  }
+  if (!files->len) {
+    char *one = box_lookup_program(sh, name);
+    if (one) g_ptr_array_add(files, one);
+  }
+  return files;
+}
+
+/* bash's last resort for a name no executable file has: the first
+ * existing file on PATH that is no directory (running it is refused). */
+static char *unexecutable_file(Shell *sh, const char *name)
+{
+  if (!*name || strchr(name, '/')) return NULL;
+  const char *path = box_var_get(sh, "PATH");
+  g_auto(GStrv) dirs = g_strsplit(path ? path : "", ":", -1);
+  for (gchar **d = dirs; *d; d++) {
+    const char *dir = **d ? *d : ".";
+    if (!in_view(sh, dir)) continue;
+    char *cand = g_build_filename(dir, name, NULL);
+    struct stat st;
+    if (stat(cand, &st) == 0 && !S_ISDIR(st.st_mode)) return cand;
+    g_free(cand);
+  }
+  return NULL;
 }
 
 /* Prints what name is (mode as say's); returns whether it is anything.
@@ -107,9 +170,20 @@ static int type_one(BoxCmd *c, const char *name, char mode, int flags)
     if (!(flags & TYPE_ALL)) return 1;
     found = true;
   }
+  /* -a goes on to every file on PATH, past the hash (but -aP, as bash's,
+   * answers a hashed name from it); a kind found above implies -a */
+  bool every = flags & TYPE_ALL;
+  const BoxHashed *hashed = NULL;
+  if (!strchr(name, '/') && (!every || flags & TYPE_PATH_ONLY))
+    hashed = box_lookup_hashed(sh, name);
+  if (every && !hashed) {
+    g_autoptr(GPtrArray) files = all_files(sh, name);
+    for (guint i = 0; i < files->len; i++) say_file(c, mode, name, files->pdata[i], false);
+    return found || files->len;
+  }
   if (found) return 1;
-  const BoxHashed *hashed = strchr(name, '/') ? NULL : box_lookup_hashed(sh, name);
   g_autofree char *path = hashed ? g_strdup(hashed->path) : box_lookup_program(sh, name);
+  if (!path) path = unexecutable_file(sh, name);
   if (!path) return 0;
   say_file(c, mode, name, path, hashed != NULL);
   return 1;
