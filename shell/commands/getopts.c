@@ -17,6 +17,26 @@ static void store_optind(Shell *sh, long optind)
   sh->optind_sub = sub;
 }
 
+/* NAME gets the answer once OPTIND and OPTARG are set, as in bash: a name
+ * that is no identifier fails the call (1) with them set all the same. */
+static int bind_name(BoxCmd *c, const char *name, const char *value)
+{
+  if (!box_is_name(name, strlen(name))) {
+    box_cmd_error(c, "`%s': not a valid identifier", name);
+    return 1;
+  }
+  /* a readonly one: bash's EX_MISCERROR */
+  return box_var_set(c->sh, name, value) ? 0 : 2;
+}
+
+/* No option left: OPTARG goes, NAME is ?, and the status is 1. */
+static int end_of_options(BoxCmd *c, const char *name)
+{
+  box_var_unset(c->sh, "OPTARG");
+  bind_name(c, name, "?");
+  return 1;
+}
+
 int box_cmd_getopts(BoxCmd *c)
 {
   Shell *sh = c->sh;
@@ -44,20 +64,19 @@ int box_cmd_getopts(BoxCmd *c)
   const char *oi = box_var_get(sh, "OPTIND");
   long optind = oi ? atol(oi) : 1;
   if (optind < 1) optind = 1;
+  /* past the last operand: bash's OPTIND becomes one past it, however far
+   * an earlier parse of other operands had taken it */
   if (optind > nargs) {
-    box_var_set(sh, name, "?");
-    return 1;
+    sh->optind_sub = 0;
+    store_optind(sh, nargs + 1);
+    return end_of_options(c, name);
   }
   const char *arg = args[optind - 1];
   if (sh->optind_sub == 0) {
-    if (arg[0] != '-' || !arg[1]) {
-      box_var_set(sh, name, "?");
-      return 1;
-    }
+    if (arg[0] != '-' || !arg[1]) return end_of_options(c, name);
     if (strcmp(arg, "--") == 0) {
       store_optind(sh, optind + 1);
-      box_var_set(sh, name, "?");
-      return 1;
+      return end_of_options(c, name);
     }
     sh->optind_sub = 1;
   }
@@ -66,13 +85,14 @@ int box_cmd_getopts(BoxCmd *c)
   const char *p = o != ':' ? strchr(spec, o) : NULL;
   box_var_unset(sh, "OPTARG");
   char opt[2] = { o, 0 };
+  const char *answer = opt;
   if (!p) {
     if (silent) {
       box_var_set(sh, "OPTARG", opt);
     } else if (!quiet) {
       box_fdprintf(c->err, "strands-shell: illegal option -- %c\n", o);
     }
-    box_var_set(sh, name, "?");
+    answer = "?";
   } else if (p[1] == ':') {
     if (!end_of_word) {
       box_var_set(sh, "OPTARG", arg + sh->optind_sub);
@@ -82,25 +102,19 @@ int box_cmd_getopts(BoxCmd *c)
       optind++;
     } else {
       if (silent) {
-        box_var_set(sh, name, ":");
+        answer = ":";
         box_var_set(sh, "OPTARG", opt);
       } else {
         if (!quiet) box_fdprintf(c->err, "strands-shell: option requires an argument -- %c\n", o);
-        box_var_set(sh, name, "?");
+        answer = "?";
       }
-      optind++;
-      sh->optind_sub = 0;
-      store_optind(sh, optind);
-      return 0;
+      end_of_word = true;
     }
-    box_var_set(sh, name, opt);
-  } else {
-    box_var_set(sh, name, opt);
   }
   if (end_of_word) {
     optind++;
     sh->optind_sub = 0;
   }
   store_optind(sh, optind);
-  return 0;
+  return bind_name(c, name, answer);
 }

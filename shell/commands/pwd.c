@@ -1,4 +1,4 @@
-/* pwd.c — `pwd [-L|-P]`. */
+/* pwd.c — `pwd [-L|-P]` (-P by default under set -o physical). */
 #include <string.h>
 #include <unistd.h>
 
@@ -6,7 +6,8 @@
 
 int box_cmd_pwd(BoxCmd *c)
 {
-  bool physical = false;
+  /* set -o physical makes -P the default, as in bash */
+  bool physical = (c->sh->opts & O_INERT_PHYSICAL) != 0;
   for (int i = 1; i < c->argc; i++) {
     const char *a = c->argv[i];
     if (strcmp(a, "-P") == 0)
