@@ -311,6 +311,18 @@ def test_like_bash(text, tmp_path):
     assert ours == ref, f"\n ours: {ours}\n bash: {ref}"
 
 
+def status_like_bash(text, tmp_path):
+    """As test_like_bash, by stdout and status alone: for the cases whose
+    stderr bash words its own way (a syntax error's quoted line, a
+    function's "environment: line N" prefix)."""
+    out = []
+    for argv, d in (([str(BOX_SHELL), "-c", text], "ours"), ([BASH, "-c", text], "bash")):
+        (tmp_path / d).mkdir()
+        o, _, rc = _run(argv, tmp_path / d)
+        out.append((o, rc))
+    assert out[0] == out[1], f"\n ours: {out[0]}\n bash: {out[1]}"
+
+
 def test_enough_cases():
     assert len(CASES) >= 150
     assert len({c[0] for c in CASES}) == len(CASES)
