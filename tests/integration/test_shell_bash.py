@@ -323,6 +323,21 @@ def status_like_bash(text, tmp_path):
     assert out[0] == out[1], f"\n ours: {out[0]}\n bash: {out[1]}"
 
 
+def bash_tables(cases, status_cases=()):
+    """The two tests of a table module: cases compared with bash whole
+    (test_like_bash), status_cases by stdout and status.  Assigned to
+    test_… names at module level, where pytest collects them."""
+    @table_cases("text", cases)
+    def whole(text, tmp_path):
+        test_like_bash(text, tmp_path)
+
+    @table_cases("text", status_cases)
+    def by_status(text, tmp_path):
+        status_like_bash(text, tmp_path)
+
+    return whole, by_status if status_cases else None
+
+
 def test_enough_cases():
     assert len(CASES) >= 150
     assert len({c[0] for c in CASES}) == len(CASES)

@@ -6,9 +6,7 @@ directories; stdout, stderr with bash's prefix forgiven, and status compared).
 """
 import pytest
 
-from conftest import table_cases
-from test_shell_bash import BASH, status_like_bash
-from test_shell_bash import test_like_bash as like_bash  # the comparison, not a test here
+from test_shell_bash import BASH, bash_tables
 
 pytestmark = pytest.mark.skipif(not BASH, reason="bash not installed")
 
@@ -56,11 +54,4 @@ CASES = [
 ]
 
 
-@table_cases("text", CASES)
-def test_like_bash_namerefs(text, tmp_path):
-    like_bash(text, tmp_path)
-
-
-@table_cases("text", STATUS_CASES)
-def test_status_like_bash_namerefs(text, tmp_path):
-    status_like_bash(text, tmp_path)
+test_like_bash_namerefs, test_status_like_bash_namerefs = bash_tables(CASES, STATUS_CASES)
