@@ -348,6 +348,17 @@ def permissive_box(root: Path):
     return b.start()
 
 
+def module_box(fixture_name):
+    """A module-scoped fixture called fixture_name: a permissive_box of its
+    own, started once for the module's tests and torn down after them."""
+    @pytest.fixture(scope="module", name=fixture_name)
+    def started(tmp_path_factory):
+        b = permissive_box(tmp_path_factory.mktemp(fixture_name))
+        yield b
+        b.teardown()
+    return started
+
+
 @pytest.fixture
 def box(tmp_path):
     b = Box(tmp_path)

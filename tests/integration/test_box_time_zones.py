@@ -11,17 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import module_box
+
 ZONES = Path("/usr/share/zoneinfo")
 pytestmark = pytest.mark.skipif(not (ZONES / "Europe" / "Paris").exists(),
                                 reason="the host has no tzdata")
 
 
-@pytest.fixture(scope="module")
-def running(tmp_path_factory):
-    from conftest import permissive_box
-    b = permissive_box(tmp_path_factory.mktemp("tzbox"))
-    yield b
-    b.teardown()
+running = module_box("running")
 
 
 def host(argv, tz):

@@ -7,7 +7,7 @@ glibc's gconv modules: the results there must be the host's too.
 """
 import pytest
 
-from conftest import permissive_box
+from conftest import module_box
 from gnu_compare import assert_same_run, need_shell, run_both
 import test_commands_gnu_in_box as in_box
 
@@ -48,11 +48,7 @@ def test_iconv_against_glibc(tmp_path, text):
     assert_same_run(*run_both(tmp_path, text, FILES))
 
 
-@pytest.fixture(scope="module")
-def iconv_box(tmp_path_factory):
-    b = permissive_box(tmp_path_factory.mktemp("iconv-in-box"))
-    yield b
-    b.teardown()
+iconv_box = module_box("iconv_box")
 
 
 @pytest.mark.parametrize("text", CASES[::3])

@@ -14,9 +14,7 @@ alias call is a fresh Shell with a fresh RAM /tmp.
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from conftest import permissive_box
+from conftest import module_box
 from conformance_tsv import CASES, REPO_CASES, SHARED_CASES, unescape
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,11 +50,7 @@ KNOWN_FAILURES = load_known()
 RESULTS = {}
 
 
-@pytest.fixture(scope="module")
-def conf_box(tmp_path_factory):
-    b = permissive_box(tmp_path_factory.mktemp("conformance"))
-    yield b
-    b.teardown()
+conf_box = module_box("conf_box")
 
 
 def check_row(b, cols):

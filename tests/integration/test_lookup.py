@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import ALLOW_ALL, Box, permissive_box, table_cases
+from conftest import ALLOW_ALL, Box, table_cases, module_box
 
 BASH = shutil.which("bash")
 GIT = os.path.realpath(shutil.which("git"))
@@ -56,11 +56,7 @@ def _norm(err: str) -> str:
     return re.sub(r"(?m)^(/usr)?(/bin/)?bash: (-c: )?(line \d+: )?", "strands-shell: ", err)
 
 
-@pytest.fixture(scope="module")
-def lookup_box(tmp_path_factory):
-    b = permissive_box(tmp_path_factory.mktemp("lookup"))
-    yield b
-    b.teardown()
+lookup_box = module_box("lookup_box")
 
 
 @pytest.mark.skipif(not BASH, reason="bash not installed")

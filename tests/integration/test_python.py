@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, Box, permissive_box
+from conftest import BUILD, Box, module_box
 
 PY = "/usr/bin/python3"
 
@@ -33,11 +33,7 @@ def forbid(action, condition):
     return f'forbid(principal, action == Box::Action::"{action}", resource) when {{ {condition} }};'
 
 
-@pytest.fixture(scope="module")
-def py_box(tmp_path_factory):
-    b = permissive_box(tmp_path_factory.mktemp("pybox"))
-    yield b
-    b.teardown()
+py_box = module_box("py_box")
 
 
 def native(args, cwd, input=None):

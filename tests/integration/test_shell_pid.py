@@ -12,15 +12,12 @@ import subprocess
 
 import pytest
 
+from conftest import module_box
+
 from test_shell_bash import BASH
 
 
-@pytest.fixture(scope="module")
-def running(tmp_path_factory):
-    from conftest import permissive_box
-    b = permissive_box(tmp_path_factory.mktemp("pidbox"))
-    yield b
-    b.teardown()
+running = module_box("running")
 
 
 def shown(running, text):
