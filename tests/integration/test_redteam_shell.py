@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import BOX_SHELL, Box
+from conftest import BOX_SHELL, Box, table_cases
 from gwutil import SERVER_ADDR, gateway_config
 
 TIMEOUT_MSG = "strands-shell: execution timeout exceeded\n"
@@ -308,21 +308,22 @@ TEXT_ROUTES = {
 # `kill 0` names the sender's process group whatever its PID namespace: a
 # worker in the zygote's group (boxd's, and the operator's job's) ended
 # boxd and whoever ran `box run`.
-GROUP_SIGNALS = {
-    "kill-term-group": "kill -TERM 0",
-    "kill-kill-group": "kill -KILL 0",
-    "kill-term-minus-pid": "kill -TERM -- -$$",
-    "kill-group-with-a-job": "sleep 5 & kill -TERM 0; wait",
-    "python-kill-group": "python3 -c 'import os; os.kill(0, 15)'",
-    "python-killpg-kill": "python3 -c 'import os; os.killpg(os.getpgrp(), 9)'",
-    "kill-all-minus-one": "kill -KILL -1",
-}
+# (name, text, whether the text's own shell goes on: kill -1 spares it)
+GROUP_SIGNALS = [
+    ("kill-term-group", "kill -TERM 0", False),
+    ("kill-kill-group", "kill -KILL 0", False),
+    ("kill-term-minus-pid", "kill -TERM -- -$$", False),
+    ("kill-group-with-a-job", "sleep 5 & kill -TERM 0; wait", False),
+    ("python-kill-group", "python3 -c 'import os; os.kill(0, 15)'", False),
+    ("python-killpg-kill", "python3 -c 'import os; os.killpg(os.getpgrp(), 9)'", False),
+    ("kill-all-minus-one", "kill -KILL -1", True),
+]
 
 
-@pytest.mark.parametrize("name", list(GROUP_SIGNALS))
-def test_signal_to_its_group_ends_only_the_command(rbox, name):
-    r = rbox.bash(GROUP_SIGNALS[name] + "; echo not-reached >&2")
-    assert "not-reached" not in r.stderr or name == "kill-all-minus-one"
+@table_cases("text, goes_on", GROUP_SIGNALS)
+def test_signal_to_its_group_ends_only_the_command(rbox, text, goes_on):
+    r = rbox.bash(text + "; echo not-reached >&2")
+    assert ("not-reached" in r.stderr) == goes_on
     assert rbox.proc.poll() is None
     assert_alive(rbox)
 
