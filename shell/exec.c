@@ -286,6 +286,32 @@ static void report_exec_status(Shell *sh, int argc, char **av, const char *cwd, 
   g_free(line);
 }
 
+/* A POSIX special builtin's name (set -o posix: no function may take it). */
+static bool is_special_name(const char *name)
+{
+  const BoxCommandDef *d = box_command_lookup(name);
+  return d && d->kind == BOX_CMD_SPECIAL;
+}
+
+/* A command's temporary assignments stay: what they hid is dropped, but
+ * where the command unset one (`x=v unset x`) the variable it hid is back. */
+static void keep_temp(Shell *sh, GArray *tmp)
+{
+  for (guint i = tmp->len; i-- > 0;) {
+    SavedVar *s = &g_array_index(tmp, SavedVar, i);
+    if (s->saved && !g_hash_table_contains(sh->vars, s->name)) {
+      g_hash_table_insert(sh->vars, s->name, s->saved);
+      continue;
+    }
+    if (s->saved) {
+      g_free(s->saved->value);
+      g_free(s->saved);
+    }
+    g_free(s->name);
+  }
+  g_array_free(tmp, TRUE);
+}
+
 /* Runs an expanded command line; fn/def are what av[0] names (found by
  * the caller), decided whether its shell:exec decision is already made. */
 static int run_found(Shell *sh, int argc, char **av, Word **as, size_t na, Node *fn,
@@ -312,7 +338,10 @@ static int run_found(Shell *sh, int argc, char **av, Word **as, size_t na, Node 
   } else {
     status = box_exec_run_builtin(sh, def, argc, av);
   }
-  if (tmp) box_var_restore(sh, tmp);
+  if (tmp && (sh->opts & O_INERT_POSIX) && !fn && def->kind == BOX_CMD_SPECIAL)
+    keep_temp(sh, tmp); /* set -o posix: a special builtin's assignments stay */
+  else if (tmp)
+    box_var_restore(sh, tmp);
   if (decided_cwd) report_exec_status(sh, argc, av, decided_cwd, status);
   g_free(decided_cwd);
   return status;
@@ -575,6 +604,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   sh->lit_av = av;
   sh->lit = lit->v;
   sh->lit_argc = argc;
+  sh->lit_node = n;
   if (sh->opts & O_XTRACE) {
     GPtrArray *shown = g_ptr_array_new();
     for (int i = 0; i < argc; i++) g_ptr_array_add(shown, av[i]);
@@ -586,7 +616,9 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   box_lookup_simple(sh, n, av[0], words[0]->flags & W_PLAIN, &fn, &def);
   bool implemented = fn || def;
   if (implemented && !box_exec_decide_simple(sh, n, av, argc)) { return 126; }
-  bool is_exec = argc == 1 && strcmp(av[0], "exec") == 0;
+  /* `exec` or `exec --`: only redirections, which stay */
+  bool is_exec =
+    (argc == 1 || (argc == 2 && strcmp(av[1], "--") == 0)) && strcmp(av[0], "exec") == 0;
   /* Without redirections there is nothing to put back: what the command
    * does to the table stays, as `eval 'exec 3>f'` and a function's exec
    * leave it in bash. */
@@ -721,6 +753,7 @@ G_GNUC_NO_INLINE static int run_simple(Shell *sh, Node *n)
   char **save_av = sh->lit_av;
   bool *save_lit = sh->lit;
   int save_argc = sh->lit_argc;
+  const Node *save_node = sh->lit_node;
   LitBuf lit;
   lit.v = lit.buf;
   lit.n = 0;
@@ -741,6 +774,7 @@ G_GNUC_NO_INLINE static int run_simple(Shell *sh, Node *n)
   sh->lit_av = save_av;
   sh->lit = save_lit;
   sh->lit_argc = save_argc;
+  sh->lit_node = save_node;
   if (lit.v != lit.buf) g_free(lit.v);
   return status;
 }
@@ -988,6 +1022,13 @@ static int eval_inner(Shell *sh, Node *n)
     break;
   }
   case N_FUNCDEF:
+    if (G_UNLIKELY(sh->opts & O_INERT_POSIX) && is_special_name(n->u.func.name)) {
+      /* set -o posix: no function hides a special builtin; the shell ends */
+      box_sh_error(sh, "`%s': is a special builtin", n->u.func.name);
+      sh->jump = J_EXIT;
+      sh->exit_status = 2;
+      return 2;
+    }
     /* the file that defines it, BASH_SOURCE's entry for its calls */
     if (!n->u.func.source) {
       const char *src = box_callstack_source(sh);

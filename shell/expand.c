@@ -556,17 +556,20 @@ size_t box_ifs_len(const char *ifsv, const char *s, size_t n)
 static char *opts_string(Shell *sh)
 {
   /* bash's order: lower case, then upper case */
-  static const char letters[] = "abefhkmpuvxBCEHPT";
+  static const char letters[] = "abefhikmpuvxBCEHPT";
   static const unsigned flags[] = {
-    O_ALLEXPORT,     O_INERT_NOTIFY,     O_ERREXIT,    O_NOGLOB,         O_HASHALL,   O_KEYWORD,
-    O_INERT_MONITOR, O_INERT_PRIVILEGED, O_NOUNSET,    O_VERBOSE,        O_XTRACE,    O_BRACE,
-    O_NOCLOBBER,     O_ERRTRACE,         O_HISTEXPAND, O_INERT_PHYSICAL, O_FUNCTRACE,
+    O_ALLEXPORT, O_INERT_NOTIFY,  O_ERREXIT,          O_NOGLOB,     O_HASHALL,        O_INTERACTIVE,
+    O_KEYWORD,   O_INERT_MONITOR, O_INERT_PRIVILEGED, O_NOUNSET,    O_VERBOSE,        O_XTRACE,
+    O_BRACE,     O_NOCLOBBER,     O_ERRTRACE,         O_HISTEXPAND, O_INERT_PHYSICAL, O_FUNCTRACE,
   };
   G_STATIC_ASSERT(G_N_ELEMENTS(flags) == sizeof letters - 1);
   GString *g = g_string_new(NULL);
   for (size_t i = 0; i < G_N_ELEMENTS(flags); i++)
     if (sh->opts & flags[i]) g_string_append_c(g, letters[i]);
-  g_string_append_c(g, 'c');
+  if (sh->opts & O_FROM_STDIN)
+    g_string_append_c(g, 's');
+  else if (!(sh->opts & O_FROM_FILE))
+    g_string_append_c(g, 'c');
   return g_string_free(g, FALSE);
 }
 

@@ -26,10 +26,22 @@ static const BoxCommandDef *enabled(Shell *sh, const BoxCommandDef *def)
   return def && sh->disabled && g_hash_table_contains(sh->disabled, def->name) ? NULL : def;
 }
 
+/* set -o posix: a special builtin is found before a function of its name
+ * (one defined before posix mode was set) */
+static bool special_first(Shell *sh, const char *name, const BoxCommandDef **def)
+{
+  if (!(sh->opts & O_INERT_POSIX)) return false;
+  const BoxCommandDef *d = enabled(sh, box_command_lookup(name));
+  if (!d || d->kind != BOX_CMD_SPECIAL) return false;
+  *def = d;
+  return true;
+}
+
 void box_lookup_first_word(Shell *sh, const char *name, bool skip_funcs, Node **fn,
                            const BoxCommandDef **def)
 {
   *fn = skip_funcs ? NULL : box_lookup_function(sh, name);
+  if (*fn && special_first(sh, name, def)) *fn = NULL;
   *def = *fn ? NULL : enabled(sh, box_command_lookup(name));
 }
 
@@ -41,7 +53,8 @@ void box_lookup_simple(Shell *sh, Node *simple, const char *name, bool literal, 
 {
   *def = NULL;
   *fn = box_lookup_function(sh, name);
-  if (*fn) return;
+  if (*fn && special_first(sh, name, def)) *fn = NULL;
+  if (*fn || *def) return;
   /* A literal first word names the same command every time the node runs
    * (functions aside, looked up above): its answer is kept on the node. */
   if (simple->u.simple.def) {

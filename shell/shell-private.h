@@ -239,6 +239,11 @@ enum {
   O_INERT_POSIX = 1 << 25,
   O_INERT_PRIVILEGED = 1 << 26,
   O_INERT_VI = 1 << 27,
+  /* $- only: bash -i ('i'); a script read from a file (no 'c') or from
+   * standard input ('s' for 'c') */
+  O_INTERACTIVE = 1 << 28,
+  O_FROM_FILE = 1 << 29,
+  O_FROM_STDIN = 1 << 30,
 };
 enum {
   SH_NULLGLOB = 1 << 0,
@@ -377,9 +382,10 @@ struct Shell {
   char **lit_av;       /* the argv of the simple command being run, and per word */
   bool *lit;           /* whether it was literal in the script (BoxShellCommand.literal) */
   int lit_argc;
-  const char *python_as; /* the path python3 runs as now (script.c), or NULL */
-  GPtrArray *argv_pool;  /* emptied argv arrays of finished simple commands, for reuse */
-  bool arith_unbound;    /* set -u stopped an expression at an unset name (cleared by the caller) */
+  const struct Node *lit_node; /* the simple command lit_av was expanded from */
+  const char *python_as;       /* the path python3 runs as now (script.c), or NULL */
+  GPtrArray *argv_pool;        /* emptied argv arrays of finished simple commands, for reuse */
+  bool arith_unbound; /* set -u stopped an expression at an unset name (cleared by the caller) */
   const struct Node *cmd_node; /* $BASH_COMMAND's command (exec.c, note_command) */
   char *cmd_text;              /* its text once printed, or the DEBUG trap's */
   GArray *var_journal; /* SavedVar: variables as they were (box_var_journal_begin), or NULL */

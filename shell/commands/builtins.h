@@ -33,6 +33,13 @@ int box_set_option(const char *name);
  * plus) unless show is NULL. */
 bool box_set_option_get(Shell *sh, int row, BoxCmd *show, bool plus);
 void box_set_option_change(Shell *sh, int row, bool on);
+/* declare.c: an array's =(…) as declare -p and set show it. */
+void box_declare_print_array(BoxOut *o, ShellVar *v);
+/* The row of set's option LETTER (set -e's 'e'), or -1. */
+int box_set_option_letter(char letter);
+/* shopt's NAME: whether bash has it; sets it (nothing when unknown). */
+bool box_shopt_known(const char *name);
+void box_shopt_set(Shell *sh, const char *name, bool on);
 /* alias.c: an alias's value as `alias` prints it, always quoted. */
 char *box_alias_quote(const char *val);
 /* shopt's names that are on, joined by ':' (BASHOPTS); all of them. */

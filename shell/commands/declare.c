@@ -22,6 +22,61 @@ static void print_value(BoxOut *o, const char *v)
   box_out_putc(o, '"');
 }
 
+/* An array's =(…) as declare -p and set show it. */
+void box_declare_print_array(BoxOut *o, ShellVar *v)
+{
+  if (v->flags & V_ASSOC) {
+    box_out_puts(o, "=(");
+    GPtrArray *order = box_var_assoc_keys(v);
+    for (guint i = 0; i < order->len; i++) {
+      const char *k = order->pdata[i];
+      box_out_putc(o, '[');
+      /* bash quotes a key with a shell metacharacter in it, or a ~ or #
+       * where a word would read it so, and the key @ ([@] would be all) */
+      bool plain = *k != '\0' && *k != '#' && strcmp(k, "@") != 0;
+      for (const char *q = k; *q && plain; q++)
+        plain = (unsigned char)*q >= 32 && *q != 127 && !strchr(" '\"\\|&;()<>!{}*[?]^$`", *q) &&
+                !(*q == '~' && (q == k || q[-1] == '=' || q[-1] == ':'));
+      if (plain)
+        box_out_puts(o, k);
+      else
+        print_value(o, k);
+      box_out_puts(o, "]=");
+      print_value(o, g_hash_table_lookup(v->assoc, k));
+      box_out_putc(o, ' ');
+    }
+    g_ptr_array_free(order, TRUE);
+    box_out_putc(o, ')');
+  } else if (v->flags & V_ARRAY) {
+    box_out_puts(o, "=(");
+    bool first = true;
+    for (guint i = 0; i < v->arr->len; i++) {
+      if (!v->arr->pdata[i]) continue;
+      if (!first) box_out_putc(o, ' ');
+      first = false;
+      box_out_printf(o, "[%u]=", i);
+      print_value(o, v->arr->pdata[i]);
+    }
+    box_out_putc(o, ')');
+  }
+}
+
+/* Whether argument a of c was written NAME=(…) in the script, not quoted
+ * or made by an expansion; true when the command's words are not known. */
+static bool written_compound(BoxCmd *c, const char *a)
+{
+  Shell *sh = c->sh;
+  const Node *n = sh->lit_node;
+  if (!n || n->kind != N_SIMPLE || !sh->lit_av || c->argv < sh->lit_av ||
+      c->argv >= sh->lit_av + sh->lit_argc)
+    return true;
+  for (size_t i = 1; i < n->u.simple.nwords; i++) {
+    const Word *w = n->u.simple.words[i];
+    if ((w->flags & W_ASSIGN) && strcmp(w->text, a) == 0) return true;
+  }
+  return false;
+}
+
 static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
 {
   (void)who;
@@ -40,39 +95,8 @@ static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
     (v->flags & V_NOVALUE) && (v->flags & V_ASSOC ? !g_hash_table_size(v->assoc) : !v->arr->len);
   if (none) {
     /* declared, never assigned: no =() */
-  } else if (v->flags & V_ASSOC) {
-    box_out_puts(c->out, "=(");
-    GPtrArray *order = box_var_assoc_keys(v);
-    for (guint i = 0; i < order->len; i++) {
-      const char *k = order->pdata[i];
-      box_out_putc(c->out, '[');
-      /* bash quotes a key with a shell metacharacter in it, or a ~ or #
-       * where a word would read it so, and the key @ ([@] would be all) */
-      bool plain = *k != '\0' && *k != '#' && strcmp(k, "@") != 0;
-      for (const char *q = k; *q && plain; q++)
-        plain = (unsigned char)*q >= 32 && *q != 127 && !strchr(" '\"\\|&;()<>!{}*[?]^$`", *q) &&
-                !(*q == '~' && (q == k || q[-1] == '=' || q[-1] == ':'));
-      if (plain)
-        box_out_puts(c->out, k);
-      else
-        print_value(c->out, k);
-      box_out_puts(c->out, "]=");
-      print_value(c->out, g_hash_table_lookup(v->assoc, k));
-      box_out_putc(c->out, ' ');
-    }
-    g_ptr_array_free(order, TRUE);
-    box_out_putc(c->out, ')');
-  } else if (v->flags & V_ARRAY) {
-    box_out_puts(c->out, "=(");
-    bool first = true;
-    for (guint i = 0; i < v->arr->len; i++) {
-      if (!v->arr->pdata[i]) continue;
-      if (!first) box_out_putc(c->out, ' ');
-      first = false;
-      box_out_printf(c->out, "[%u]=", i);
-      print_value(c->out, v->arr->pdata[i]);
-    }
-    box_out_putc(c->out, ')');
+  } else if (v->flags & (V_ASSOC | V_ARRAY)) {
+    box_declare_print_array(c->out, v);
   } else if (v->value) {
     box_out_putc(c->out, '=');
     print_value(c->out, v->value);
@@ -349,6 +373,10 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
       size_t vl = strlen(val);
       bool append = eq > a && eq[-1] == '+';
       bool list = vl >= 2 && val[0] == '(' && val[vl - 1] == ')';
+      /* NAME=(…) is a list when so written, or for an array; quoted or
+       * expanded otherwise, it is a string (bash's `declare 'a=(1 2)'`) */
+      if (list && !(set & (V_ARRAY | V_ASSOC)) && !(v->flags & (V_ARRAY | V_ASSOC)))
+        list = written_compound(c, a);
       if (!br && list) {
         if (!box_assign_word(sh, a, false, &st)) status = 1;
       } else if (br && list && (set & (V_ARRAY | V_ASSOC))) {

@@ -34,6 +34,13 @@ int box_set_option(const char *name)
   return -1;
 }
 
+int box_set_option_letter(char letter)
+{
+  for (size_t k = 0; k < G_N_ELEMENTS(opts); k++)
+    if (opts[k].letter == letter) return (int)k;
+  return -1;
+}
+
 static bool option_on(Shell *sh, size_t k)
 {
   return opts[k].flag ? (sh->opts & opts[k].flag) != 0 : opts[k].fixed_on;
@@ -113,7 +120,17 @@ int box_cmd_set(BoxCmd *c)
     for (GList *k = keys; k; k = k->next) {
       const char *v = box_var_get(sh, k->data);
       ShellVar *var = g_hash_table_lookup(sh->vars, k->data);
-      if (!v || (var->flags & (V_ARRAY | V_ASSOC))) continue;
+      if (var->flags & (V_ARRAY | V_ASSOC)) {
+        /* declared and never assigned: not listed */
+        if ((var->flags & V_NOVALUE) &&
+            (var->flags & V_ASSOC ? !g_hash_table_size(var->assoc) : !var->arr->len))
+          continue;
+        box_out_puts(c->out, k->data);
+        box_declare_print_array(c->out, var);
+        box_out_putc(c->out, '\n');
+        continue;
+      }
+      if (!v) continue;
       char *q = box_quote(v);
       box_out_printf(c->out, "%s=%s\n", (char *)k->data, q);
       g_free(q);
@@ -130,12 +147,15 @@ int box_cmd_set(BoxCmd *c)
       return 0;
     }
     if (strcmp(a, "-") == 0) {
+      /* set +xv; the words after it, if any, are the new $1… */
       sh->opts &= ~(O_XTRACE | O_VERBOSE);
+      box_optvars_refresh(sh);
       i++;
-      set_positional(sh, c->argc - i, c->argv + i);
+      if (i < c->argc) set_positional(sh, c->argc - i, c->argv + i);
       return 0;
     }
-    if ((a[0] != '-' && a[0] != '+') || !a[1]) break;
+    if (strcmp(a, "+") == 0) continue; /* bash: no flag, not an operand */
+    if (a[0] != '-' && a[0] != '+') break;
     bool on = a[0] == '-';
     for (const char *p = a + 1; *p; p++) {
       if (*p == 'o') {

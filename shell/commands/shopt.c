@@ -68,6 +68,25 @@ static void shopt_change(Shell *sh, size_t k, bool on)
   box_optvars_refresh(sh);
 }
 
+static size_t shopt_row(const char *name)
+{
+  split_names();
+  size_t k = 0;
+  while (k < nopts && strcmp(opts[k] + 1, name) != 0) k++;
+  return k;
+}
+
+bool box_shopt_known(const char *name)
+{
+  return shopt_row(name) < nopts;
+}
+
+void box_shopt_set(Shell *sh, const char *name, bool on)
+{
+  size_t k = shopt_row(name);
+  if (k < nopts) shopt_change(sh, k, on);
+}
+
 /* globskipdots (on by default): `.` and `..` are never a glob's match */
 bool box_shopt_globskipdots(Shell *sh)
 {
