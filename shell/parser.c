@@ -1374,6 +1374,31 @@ static void try_alias(Parser *p)
   }
 }
 
+/* An assignment word whose value is a list: NAME=(…), NAME+=(…), NAME[k]=(…). */
+static bool compound_word(const char *s, size_t n)
+{
+  size_t i = 0;
+  while (i < n && (s[i] == '_' || g_ascii_isalnum(s[i]))) i++;
+  if (i < n && s[i] == '[') {
+    const char *e = memchr(s + i, ']', n - i);
+    if (!e) return false;
+    i = (size_t)(e - s) + 1;
+  }
+  if (i < n && s[i] == '+') i++;
+  return i + 1 < n && s[i] == '=' && s[i + 1] == '(';
+}
+
+/* A command name, written plainly, that takes NAME=(…) arguments. */
+static bool decl_name(const Word *w)
+{
+  static const char *const names[] = { "declare",  "typeset", "local", "export",
+                                       "readonly", "alias",   "let",   "eval" };
+  if (!(w->flags & W_PLAIN)) return false;
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+    if (strcmp(w->text, names[i]) == 0) return true;
+  return false;
+}
+
 static Node *parse_simple(Parser *p)
 {
   Vec assigns, words, redirs;
@@ -1400,6 +1425,16 @@ static Node *parse_simple(Parser *p)
       wd->flags |= W_ASSIGN;
       vec_push_ptr(&assigns, wd);
       continue;
+    }
+    /* NAME=(…) as an argument: only after a declaration builtin's name,
+     * as bash reads it (`echo a=(1)`, `builtin declare a=(1)` are errors) */
+    if (words.n > 0 && assign && compound_word(w.text, w.len)) {
+      Word *first;
+      memcpy(&first, words.data, sizeof first);
+      if (!decl_name(first)) {
+        perror_at(p, "syntax error near unexpected token `('");
+        break;
+      }
     }
     Word *wd = mkword(p, w.text, w.len, w.plain, w.soft);
     /* keep "name=(…)" after declare-like commands as an assignment word */

@@ -12,11 +12,15 @@ from test_shell_bash import BASH, bash_tables
 pytestmark = pytest.mark.skipif(not BASH, reason="bash not installed")
 
 # bash -i and a bad invocation print what the Shell words otherwise (job
-# control, its whole usage): compared by stdout and status only
+# control, its whole usage), and a syntax error quotes its line: compared
+# by stdout and status only
 STATUS_CASES = [
     ("nested-interactive-flag", "bash -i -c 'echo \"[$-]\"' | grep -c i; bash -c 'echo \"[$-]\"' | grep -c i"),
     ("nested-unknown-letter", "bash -Q -c 'echo never'; echo st=$?"),
     ("nested-unknown-long-option", "bash --frobnicate -c 'echo never'; echo st=$?"),
+    # NAME=(…) as an argument is read only after a declaration builtin's name
+    ("list-argument-after-builtin", "builtin typeset lst=(p q); echo not-reached"),
+    ("list-argument-after-echo", "echo first; echo lst+=(r); echo not-reached"),
 ]
 
 CASES = [
