@@ -683,8 +683,8 @@ static bool arith_for_part(Shell *sh, const Node *n, const char *e, int64_t *v)
   const char *who = sh->arith_who;
   sh->arith_who = "((";
   int st = 1;
-  char *x = strpbrk(e, "$`\"'") ? box_expand_arith(sh, e, &st) : NULL;
-  bool ok = (x || !strpbrk(e, "$`\"'")) && box_arith(sh, x ? x : e, v);
+  char *x = strpbrk(e, "$`\"'\\") ? box_expand_arith(sh, e, &st) : NULL;
+  bool ok = (x || !strpbrk(e, "$`\"'\\")) && box_arith(sh, x ? x : e, v);
   sh->arith_who = who;
   g_free(x);
   return ok;
@@ -1044,7 +1044,7 @@ static int eval_inner(Shell *sh, Node *n)
     int64_t v;
     const char *e = n->u.arith.expr;
     char *x = NULL;
-    if (strpbrk(e, "$`\"'")) {
+    if (strpbrk(e, "$`\"'\\")) { /* a backslash-newline continues the line */
       int st = 1;
       x = box_expand_arith(sh, e, &st);
       if (!x) return 1;

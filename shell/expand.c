@@ -1573,7 +1573,9 @@ static int arith_fail_status(Shell *sh)
 static void do_arith(X *x, const char *t, size_t n, int mode)
 {
   char *e;
-  if (memchr(t, '$', n) || memchr(t, '`', n) || memchr(t, '"', n) || memchr(t, '\'', n)) {
+  /* a backslash too: a backslash-newline continues the line */
+  if (memchr(t, '$', n) || memchr(t, '`', n) || memchr(t, '"', n) || memchr(t, '\'', n) ||
+      memchr(t, '\\', n)) {
     X sub;
     xinit(&sub, x->sh);
     /* as inside "…", whose own double quotes bash drops here too */

@@ -55,6 +55,9 @@ CASES = [
     ("wait-n-named", '{ sleep 0.3; exit 4; } & a=$!; { sleep 0.05; exit 6; } & b=$!; sleep 0.5 & wait -n $a $b; echo $?'),
     ("wait-n-nothing-running", 'wait -n; echo $?; true & sleep 0.2; wait -n; echo $?'),
     ("wait-bad-operands", 'wait nonsense; echo $?; wait %4; echo $?; wait 1234567; echo $?; wait -n junk; echo $?'),
+    # ---- a backslash-newline inside $(( )) and (( )) continues the line ------
+    ("arith-line-continuation", 'echo $((\n2 *\n3 + \\\n4\n)); (( n = 5 - \\\n 1 )); echo $n; for ((i=0; i<\\\n2; i++)); do echo i$i; done'),
+    ("arith-backslash-otherwise-an-error", 'echo $(( 1 \\+ 2 )); echo st=$?'),
     # ---- 1>&word names a file, as >&word does --------------------------------
     ("dup-out-one-to-file", 'echo kept 1>&saved.txt; echo st=$?; ls /no/such/dir 1>&both.txt; cat saved.txt; grep -c such both.txt; echo x 2>&not-a-fd; echo st=$?'),
     # ---- traps --------------------------------------------------------------
