@@ -913,14 +913,7 @@ char *box_quote(const char *s)
 static char *attr_string(ShellVar *v)
 {
   GString *g = g_string_new(NULL);
-  if (!v) return g_string_free(g, FALSE);
-  if (v->flags & V_ARRAY) g_string_append_c(g, 'a');
-  if (v->flags & V_ASSOC) g_string_append_c(g, 'A');
-  if (v->flags & V_INTEGER) g_string_append_c(g, 'i');
-  if (v->flags & V_LOWER) g_string_append_c(g, 'l');
-  if (v->flags & V_READONLY) g_string_append_c(g, 'r');
-  if (v->flags & V_UPPER) g_string_append_c(g, 'u');
-  if (v->flags & V_EXPORT) g_string_append_c(g, 'x');
+  box_var_attr_letters(v, g);
   return g_string_free(g, FALSE);
 }
 

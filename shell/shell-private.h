@@ -116,6 +116,8 @@ ShellVar *box_var_lookup(Shell *sh, const char *name);
 /* Drops a variable's value, elements and keys; its attributes stay. */
 void box_var_clear(ShellVar *v);
 ShellVar *box_var_copy(const ShellVar *v);
+/* A variable's attributes as declare -p spells them ("aAilnrux"'s letters), appended. */
+void box_var_attr_letters(const ShellVar *v, GString *out);
 ShellVar *box_var_make(Shell *sh, const char *name); /* finds or creates */
 bool box_is_name(const char *s, size_t len);
 /* NAME or NAME[SUB], as printf -v, unset and test -v take a variable: false

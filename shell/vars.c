@@ -789,6 +789,17 @@ void box_apply_tz(Shell *sh)
   applied = g_strdup(tz);
 }
 
+void box_var_attr_letters(const ShellVar *v, GString *out)
+{
+  static const struct {
+    unsigned flag;
+    char letter;
+  } letters[] = { { V_ARRAY, 'a' },   { V_ASSOC, 'A' },    { V_INTEGER, 'i' }, { V_LOWER, 'l' },
+                  { V_NAMEREF, 'n' }, { V_READONLY, 'r' }, { V_UPPER, 'u' },   { V_EXPORT, 'x' } };
+  for (size_t i = 0; v && i < G_N_ELEMENTS(letters); i++)
+    if (v->flags & letters[i].flag) g_string_append_c(out, letters[i].letter);
+}
+
 char **box_var_environ(Shell *sh)
 {
   GPtrArray *e = g_ptr_array_new();

@@ -81,14 +81,7 @@ static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
 {
   (void)who;
   GString *f = g_string_new(NULL);
-  if (v->flags & V_ARRAY) g_string_append_c(f, 'a');
-  if (v->flags & V_ASSOC) g_string_append_c(f, 'A');
-  if (v->flags & V_INTEGER) g_string_append_c(f, 'i');
-  if (v->flags & V_LOWER) g_string_append_c(f, 'l');
-  if (v->flags & V_NAMEREF) g_string_append_c(f, 'n');
-  if (v->flags & V_READONLY) g_string_append_c(f, 'r');
-  if (v->flags & V_UPPER) g_string_append_c(f, 'u');
-  if (v->flags & V_EXPORT) g_string_append_c(f, 'x');
+  box_var_attr_letters(v, f);
   box_out_printf(c->out, "declare -%s %s", f->len ? f->str : "-", name);
   g_string_free(f, TRUE);
   bool none =
