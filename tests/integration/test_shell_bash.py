@@ -327,10 +327,14 @@ def bash_tables(cases, status_cases=()):
     """The two tests of a table module: cases compared with bash whole
     (test_like_bash), status_cases by stdout and status.  Assigned to
     test_… names at module level, where pytest collects them."""
+    needs_bash = pytest.mark.skipif(not BASH, reason="bash not installed")
+
+    @needs_bash
     @table_cases("text", cases)
     def whole(text, tmp_path):
         test_like_bash(text, tmp_path)
 
+    @needs_bash
     @table_cases("text", status_cases)
     def by_status(text, tmp_path):
         status_like_bash(text, tmp_path)

@@ -5,11 +5,7 @@ test_shell_bash.py runs its cases (box-shell -c and bash -c in twin
 directories; stdout, stderr with bash's prefix forgiven, and status compared).
 On the bash side a nested `bash -c` is GNU bash; on ours, the Shell's own.
 """
-import pytest
-
-from test_shell_bash import BASH, bash_tables
-
-pytestmark = pytest.mark.skipif(not BASH, reason="bash not installed")
+from test_shell_bash import bash_tables
 
 # bash -i and a bad invocation print what the Shell words otherwise (job
 # control, its whole usage), and a syntax error quotes its line: compared

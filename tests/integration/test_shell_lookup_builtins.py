@@ -4,11 +4,7 @@ cd, pwd) against GNU bash: divergences a public case-file corpus found
 words and run as test_shell_bash.py runs its cases (box-shell -c and bash -c
 in twin directories; stdout, stderr with bash's prefix forgiven, status).
 """
-import pytest
-
-from test_shell_bash import BASH, bash_tables
-
-pytestmark = pytest.mark.skipif(not BASH, reason="bash not installed")
+from test_shell_bash import bash_tables
 
 # bash reports a background job a signal ended on stderr, with its pid:
 # compared by stdout and status only
