@@ -297,6 +297,14 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
         g_free(name);
         return 1;
       }
+      /* bash makes no local of a name readonly where it is seen */
+      ShellVar *seen = box_var_lookup(sh, name);
+      if (seen && (seen->flags & V_READONLY)) {
+        box_cmd_error(c, "%s: readonly variable", name);
+        g_free(name);
+        status = 1;
+        continue;
+      }
       v = box_var_local(sh, name);
     } else {
       v = on_ref ? g_hash_table_lookup(sh->vars, name) : NULL;

@@ -45,13 +45,29 @@ static int symbolic(BoxCmd *c, const char *s, int bits)
 int box_cmd_umask(BoxCmd *c)
 {
   Shell *sh = c->sh;
-  bool sym = false;
+  bool sym = false, reusable = false;
   int i = 1;
   for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
-    if (strchr(c->argv[i], 'S')) sym = true;
+    if (strcmp(c->argv[i], "--") == 0) {
+      i++;
+      break;
+    }
+    for (const char *o = c->argv[i] + 1; *o; o++) {
+      if (*o == 'S') {
+        sym = true;
+      } else if (*o == 'p') {
+        reusable = true;
+      } else {
+        box_cmd_error(c, "-%c: invalid option", *o);
+        box_fdprintf(c->err, "umask: usage: umask [-p] [-S] [mode]\n");
+        return 2;
+      }
+    }
   }
   if (i >= c->argc) {
     mode_t m = sh->umask;
+    /* -p: as a command that sets it again */
+    if (reusable) box_out_printf(c->out, sym ? "umask -S " : "umask ");
     if (sym) {
       print_symbolic(c, m);
     } else {
@@ -63,11 +79,10 @@ int box_cmd_umask(BoxCmd *c)
   unsigned v = 0;
   if (g_ascii_isdigit(*a)) {
     for (const char *p = a; *p; p++) {
-      if (*p < '0' || *p > '7') {
+      if (*p < '0' || *p > '7' || (v = v * 8 + (unsigned)(*p - '0')) > 07777) {
         box_cmd_error(c, "%s: octal number out of range", a);
         return 1;
       }
-      v = v * 8 + (unsigned)(*p - '0');
     }
   } else {
     int bits = symbolic(c, a, (int)(~sh->umask & 0777));

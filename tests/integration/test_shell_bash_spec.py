@@ -21,6 +21,8 @@ STATUS_CASES = [
     ("empty-substitution-is-fine", 'x=$( ); echo "[$x]" $?'),
     ("return-too-many", 'f() { return 3 4; }; f; echo not-reached'),
     ("nounset-errexit-in-function", 'set -eu; f() { echo $missing; }; f; echo not-reached'),
+    ("local-of-readonly", 'readonly cap=5; f() { local cap=6 other=1; echo "in $cap $other"; }; f; echo out $cap'),
+    ("local-of-own-readonly", 'f() { local -r lim=1; local lim=2; echo $lim; }; f'),
     # ---- a sourced file's syntax error --------------------------------------
     ("source-syntax-error", "printf 'echo first\\necho <\\necho never\\n' > bad.sh; . ./bad.sh; echo st=$?"),
     ("source-unclosed", "printf 'echo a\\nwhile true\\n' > open.sh; source ./open.sh; echo st=$?"),
@@ -51,6 +53,9 @@ CASES = [
     ("wait-n-named", '{ sleep 0.3; exit 4; } & a=$!; { sleep 0.05; exit 6; } & b=$!; sleep 0.5 & wait -n $a $b; echo $?'),
     ("wait-n-nothing-running", 'wait -n; echo $?; true & sleep 0.2; wait -n; echo $?'),
     ("wait-bad-operands", 'wait nonsense; echo $?; wait %4; echo $?; wait 1234567; echo $?; wait -n junk; echo $?'),
+    # ---- local of a name readonly where it is seen ----------------------------
+    # ---- umask's options, -p and its range ------------------------------------
+    ("umask-p-and-range", 'umask -p; umask -pS; umask -- 027; umask; umask 01000; echo $?; umask 12345; echo $?; umask -q; echo $?; umask -w; echo $?; umask 022'),
     # ---- a backslash-newline inside $(( )) and (( )) continues the line ------
     ("arith-line-continuation", 'echo $((\n2 *\n3 + \\\n4\n)); (( n = 5 - \\\n 1 )); echo $n; for ((i=0; i<\\\n2; i++)); do echo i$i; done'),
     ("arith-backslash-otherwise-an-error", 'echo $(( 1 \\+ 2 )); echo st=$?'),
