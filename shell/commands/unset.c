@@ -38,8 +38,14 @@ int box_cmd_unset(BoxCmd *c)
     if (br && !key && box_is_name(name, (size_t)(br - name))) {
       /* NAME[… with no `]`: bash passes over it */
     } else if (!box_is_name(name, strlen(name))) {
-      box_cmd_error(c, "`%s': not a valid identifier", c->argv[i]);
-      status = 1;
+      /* without -v, bash takes a name no variable can have for a
+       * function's (which may have one), silently */
+      if (vars) {
+        box_cmd_error(c, "`%s': not a valid identifier", c->argv[i]);
+        status = 1;
+      } else {
+        g_hash_table_remove(sh->funcs, name);
+      }
     } else {
       ShellVar *own = g_hash_table_lookup(sh->vars, name);
       g_autofree char *arr = NULL, *elem = NULL;

@@ -54,6 +54,8 @@ CASES = [
     ("wait-n-nothing-running", 'wait -n; echo $?; true & sleep 0.2; wait -n; echo $?'),
     ("wait-bad-operands", 'wait nonsense; echo $?; wait %4; echo $?; wait 1234567; echo $?; wait -n junk; echo $?'),
     # ---- local of a name readonly where it is seen ----------------------------
+    # ---- unset of a name no variable can have: a function's, silently --------
+    ("unset-odd-name", 'unset %; echo $?; unset 2x "p q" "7[1]"; echo $?; unset -v %; echo $?; h-i() { echo hi; }; unset h-i; h-i; echo $?'),
     # ---- umask's options, -p and its range ------------------------------------
     ("umask-p-and-range", 'umask -p; umask -pS; umask -- 027; umask; umask 01000; echo $?; umask 12345; echo $?; umask -q; echo $?; umask -w; echo $?; umask 022'),
     # ---- a backslash-newline inside $(( )) and (( )) continues the line ------
