@@ -233,13 +233,21 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   }
   /* what a fresh non-interactive bash sets, not exported */
   static const char *const shell_vars[][2] = {
-    { "IFS", " \t\n" },    { "PS4", "+ " },
-    { "OPTIND", "1" },     { "BASH_VERSION", "5.2.15(1)-release" },
-    { "HOSTNAME", "box" }, { "SHELL", "/bin/bash" },
-    { "PPID", "1" },
+    { "IFS", " \t\n" },       { "PS4", "+ " },
+    { "OPTIND", "1" },        { "BASH_VERSION", "5.2.15(1)-release" },
+    { "SHELL", "/bin/bash" },
   };
   for (size_t i = 0; i < G_N_ELEMENTS(shell_vars); i++)
     init_var(sh, shell_vars[i][0], shell_vars[i][1], false);
+  /* the name `hostname` prints; the parent's PID, 1 for a box's worker
+   * (the init of its namespace, whose parent is outside it) */
+  char name[256] = "box";
+  if (gethostname(name, sizeof name - 1) != 0) g_strlcpy(name, "box", sizeof name);
+  name[sizeof name - 1] = '\0';
+  init_var(sh, "HOSTNAME", name, false);
+  char ppid[16];
+  g_snprintf(ppid, sizeof ppid, "%d", getppid() > 0 ? (int)getppid() : 1);
+  init_var(sh, "PPID", ppid, false);
   char uid[16];
   g_snprintf(uid, sizeof uid, "%d", (int)getuid());
   init_var(sh, "UID", uid, false);

@@ -54,6 +54,8 @@ CASES = [
     ("wait-n-nothing-running", 'wait -n; echo $?; true & sleep 0.2; wait -n; echo $?'),
     ("wait-bad-operands", 'wait nonsense; echo $?; wait %4; echo $?; wait 1234567; echo $?; wait -n junk; echo $?'),
     # ---- local of a name readonly where it is seen ----------------------------
+    # ---- $HOSTNAME is hostname's, $PPID the parent's ---------------------------
+    ("hostname-and-ppid", 'test "$HOSTNAME" = "$(hostname)" && echo same-host; test "$PPID" -gt 1 && echo has-parent; sh -c \'echo $PPID\' > pp; test "$(cat pp)" = $$ && echo child-sees-us'),
     # ---- unset of a name no variable can have: a function's, silently --------
     ("unset-odd-name", 'unset %; echo $?; unset 2x "p q" "7[1]"; echo $?; unset -v %; echo $?; h-i() { echo hi; }; unset h-i; h-i; echo $?'),
     # ---- umask's options, -p and its range ------------------------------------
