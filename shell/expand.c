@@ -910,6 +910,19 @@ char *box_quote(const char *s)
   return g_string_free(g, FALSE);
 }
 
+/* ${v@A} of one value: the assignment that would make it, as bash
+ * words it (declare -FLAGS when the variable has any, or is an array). */
+static char *assignment_text(Shell *sh, const char *name, const char *value)
+{
+  GString *g = g_string_new(NULL);
+  box_var_attr_letters(box_var_lookup(sh, name), g);
+  if (g->len) g_string_prepend(g, "declare -"), g_string_append_c(g, ' ');
+  char *q = quote_always(value);
+  g_string_append_printf(g, "%s=%s", name, q);
+  g_free(q);
+  return g_string_free(g, FALSE);
+}
+
 static char *attr_string(ShellVar *v)
 {
   GString *g = g_string_new(NULL);
@@ -1441,6 +1454,12 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       case 'u': g_ptr_array_add(res, case_mod(s, NULL, true, false, sh)); break;
       case 'E': g_ptr_array_add(res, box_ansi_c(s, strlen(s), NULL)); break;
       case 'a': g_ptr_array_add(res, attr_string(box_var_lookup(sh, name))); break;
+      case 'K':
+      case 'k':
+        /* a scalar's value quoted; an array's key-value pairs are not done */
+        g_ptr_array_add(res, v.is_list ? g_strdup(s) : quote_always(s));
+        break;
+      case 'A': g_ptr_array_add(res, v.is_list ? g_strdup(s) : assignment_text(sh, name, s)); break;
       default: g_ptr_array_add(res, g_strdup(s));
       }
     }
