@@ -1029,6 +1029,12 @@ static int eval_inner(Shell *sh, Node *n)
       sh->exit_status = 2;
       return 2;
     }
+    /* a name with quoting or an expansion in it is none bash defines */
+    if (G_UNLIKELY(strpbrk(n->u.func.name, "$'\"\\"))) {
+      box_sh_error(sh, "`%s': not a valid identifier", n->u.func.name);
+      status = 1;
+      break;
+    }
     /* the file that defines it, BASH_SOURCE's entry for its calls */
     if (!n->u.func.source) {
       const char *src = box_callstack_source(sh);

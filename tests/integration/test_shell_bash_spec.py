@@ -54,6 +54,8 @@ CASES = [
     ("wait-n-nothing-running", 'wait -n; echo $?; true & sleep 0.2; wait -n; echo $?'),
     ("wait-bad-operands", 'wait nonsense; echo $?; wait %4; echo $?; wait 1234567; echo $?; wait -n junk; echo $?'),
     # ---- local of a name readonly where it is seen ----------------------------
+    # ---- a function name with quoting or an expansion: not defined ------------
+    ("function-name-quoted", 'v=x; $v-run() { echo never; }; echo st=$?; q"t"() { :; }; echo st=$?; function s\\l { :; }; echo st=$?; dash-ok.x() { echo fine; }; dash-ok.x'),
     # ---- ${v@A}, ${v@K}, ${v@k} of one value ----------------------------------
     ("at-A-K-k-scalars", 'w=word; e=; declare -ix num=7; arr=(p "q r"); s="it\'s"; echo ${w@A} ${e@A} ${none@A}. ${num@A} ${arr[1]@A} ${arr@A}; echo ${w@K} ${e@k} ${s@K} ${arr[1]@k}'),
     # ---- $HOSTNAME is hostname's, $PPID the parent's ---------------------------
