@@ -1388,6 +1388,13 @@ static bool compound_word(const char *s, size_t n)
   return i + 1 < n && s[i] == '=' && s[i + 1] == '(';
 }
 
+/* NAME=(…) where no command takes it (for's and select's words, case's
+ * word): bash's syntax error at its `(`. */
+static bool list_word(const Tok *w)
+{
+  return !w->plain && is_assign_word(w->text, w->len) && compound_word(w->text, w->len);
+}
+
 /* A command name, written plainly, that takes NAME=(…) arguments. */
 static bool decl_name(const Word *w)
 {
@@ -1895,6 +1902,11 @@ static Node *parse_compound(Parser *p)
       n->u.forn.in = true;
       while (peek(p)->kind == T_WORD) {
         Tok w = next(p);
+        if (list_word(&w)) {
+          vec_free(&words);
+          perror_at(p, "syntax error near unexpected token `('");
+          return NULL;
+        }
         vec_push_ptr(&words, mkword(p, w.text, w.len, w.plain, w.soft));
       }
       if (peek(p)->kind != T_SEMI && peek(p)->kind != T_NEWLINE) {
@@ -1923,6 +1935,10 @@ static Node *parse_compound(Parser *p)
     Tok w = next(p);
     if (w.kind != T_WORD) {
       unexpected(p, &w);
+      return NULL;
+    }
+    if (list_word(&w)) {
+      perror_at(p, "syntax error near unexpected token `('");
       return NULL;
     }
     Node *n = mknode(p, N_CASE);
