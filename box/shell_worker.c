@@ -525,10 +525,11 @@ static int worker_start(int ctl, const char *text, int ns, int cwd)
   json_object *binds_obj = NULL;
   json_object_object_get_ex(req, "binds", &binds_obj);
   char **binds = json_strv(binds_obj);
-  /* A session and process group of its own: `kill 0` names the sender's
-   * group, whatever its PID namespace, and the zygote's is boxd's (and the
-   * operator's job's). */
-  if (setsid() < 0) die("a session of its own");
+  /* A process group of its own: `kill 0` names the sender's group,
+   * whatever its PID namespace, and the zygote's is boxd's (and the
+   * operator's job's).  Not a session: a new session is a new scheduler
+   * autogroup, made and torn down with every command. */
+  if (setpgid(0, 0) < 0) die("a process group of its own");
   if (!wait_for_go(ctl)) return 125;
   return worker_main(ctl, json_str(req, "root"), binds, json_str(req, "workspace"),
                      json_str(req, "home"), ns, cwd);
@@ -680,6 +681,6 @@ int main(int argc, char **argv)
     return 2;
   }
   box_shell_preload(); /* before enter_root hides the host's libraries */
-  if (getpgrp() != getpid() && setsid() < 0) die("a session of its own");
+  if (getpgrp() != getpid() && setpgid(0, 0) < 0) die("a process group of its own");
   return worker_main(box_fd_own(ctl), root, binds, workspace, home, -1, -1);
 }
