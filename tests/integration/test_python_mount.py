@@ -80,9 +80,13 @@ def test_each_command_decides_its_own_stats(box):
         r = b.bash("python3 -c \"import os; f = os.open('a.txt', os.O_RDONLY); "
                    "print(os.fstat(f).st_size, os.fstat(f).st_size, os.stat('a.txt').st_size)\"")
         assert (r.stdout, r.returncode) == ("3 3 3\n", 0), r.stderr
-        # what the last command was granted ended with it
-        assert of(op_decisions(b, since), "a.txt") == [("permit", "read_content"),
-                                                       ("permit", "read_metadata")]
+        # what the last command was granted ended with it: this one decides
+        # its own stat.  Only one is logged while it runs alone; while the
+        # command before it is still being ended (a loaded machine), no
+        # attributes are granted and each stat is decided, all permitted.
+        got = of(op_decisions(b, since), "a.txt")
+        assert got[:2] == [("permit", "read_content"), ("permit", "read_metadata")]
+        assert set(got[2:]) <= {("permit", "read_metadata")}
 
 
 def test_a_second_running_command_decides_for_itself(box):
