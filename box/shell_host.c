@@ -55,14 +55,34 @@ static void flush_status(void)
  * are answered on ctl itself, saving a socketpair and the passing of its
  * end per decision.  A forked child or another thread shares ctl, so it
  * still asks for a reply channel of its own. */
+static bool on_worker_thread(void)
+{
+  return getpid() == worker_pid && (pid_t)syscall(SYS_gettid) == worker_pid;
+}
+
+/* A request the worker's main thread sends on ctl, to be answered there:
+ * the last command's status rides on it. */
+static bool ctl_send_for_answer(json_object *request)
+{
+  if (pending_status) json_object_object_add(request, "exec_status", pending_status);
+  pending_status = NULL;
+  json_object_object_add(request, "reply", json_object_new_string("ctl"));
+  return box_ctl_send(ctl_fd, request, NULL, 0);
+}
+
+/* Its answer.  boxd answers within µs: looked for without sleeping first
+ * (a loop of builtins asks once an iteration). */
+static json_object *ctl_answer(void)
+{
+  static BoxSpin spin = BOX_SPIN_INIT;
+  box_spin_wait(&spin, box_spin_readable, &ctl_fd);
+  return box_ctl_recv(ctl_fd, NULL, NULL);
+}
+
 static json_object *ctl_call(json_object *request, const int *fds, int nfds)
 {
+  if (nfds == 0 && on_worker_thread()) return ctl_send_for_answer(request) ? ctl_answer() : NULL;
   flush_status();
-  if (nfds == 0 && getpid() == worker_pid && (pid_t)syscall(SYS_gettid) == worker_pid) {
-    json_object_object_add(request, "reply", json_object_new_string("ctl"));
-    if (!box_ctl_send(ctl_fd, request, NULL, 0)) return NULL;
-    return box_ctl_recv(ctl_fd, NULL, NULL);
-  }
   return box_ctl_call(ctl_fd, request, fds, nfds);
 }
 
@@ -156,28 +176,27 @@ static void host_decide_exec_many(void *data, const BoxShellCommand *cmds, int n
                                   char **messages)
 {
   (void)data;
-  bool on_ctl = getpid() == worker_pid && (pid_t)syscall(SYS_gettid) == worker_pid;
+  bool on_ctl = on_worker_thread();
   json_object **reply = g_new0(json_object *, n);
   /* per request: its reply socket, CTL_REPLY when answered on ctl, -1 when
    * answered already or not sent */
   enum { CTL_REPLY = -2 };
   int *ticket = g_new(int, n);
-  flush_status();
+  if (!on_ctl) flush_status();
   for (int i = 0; i < n; i++) {
     ticket[i] = -1;
     json_object *req = box_ctl_exec_request(&cmds[i]);
     if (i == 0 && (reply[0] = answer_decided(req))) {
       json_object_put(req);
     } else if (on_ctl) {
-      json_object_object_add(req, "reply", json_object_new_string("ctl"));
-      if (box_ctl_send(ctl_fd, req, NULL, 0)) ticket[i] = CTL_REPLY;
+      if (ctl_send_for_answer(req)) ticket[i] = CTL_REPLY;
       json_object_put(req);
     } else {
       ticket[i] = send_with_ticket(req);
     }
   }
   for (int i = 0; i < n; i++) {
-    if (ticket[i] == CTL_REPLY) reply[i] = box_ctl_recv(ctl_fd, NULL, NULL);
+    if (ticket[i] == CTL_REPLY) reply[i] = ctl_answer();
     if (ticket[i] >= 0) {
       reply[i] = box_ctl_recv(ticket[i], NULL, NULL);
       close(ticket[i]);

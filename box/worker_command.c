@@ -50,10 +50,11 @@ typedef struct {
    * served from the loop that serves ctl */
   int chan[OPEN_CHANNELS];
   int nchan;
-  /* after a channel's request: the next of a burst is waited for without
-   * sleeping for a while (tools/spin.h) */
+  /* after a channel's request or a decision: the next of a burst (a
+   * script opening file after file, a loop of builtins) is waited for
+   * without sleeping for a while (tools/spin.h) */
   BoxSpin spin;
-  bool served_chan;
+  bool just_served;
 } Command;
 
 /* `box mount`'s record of a command is a file on the box_dir's disk
@@ -715,10 +716,8 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
                                            { .fd = watch_fd, .events = POLLIN } };
     for (int i = 0; i < c->nchan; i++) p[2 + i] = (struct pollfd){ c->chan[i], POLLIN, 0 };
     PollNow look = { p, (nfds_t)(2 + c->nchan), 0 };
-    /* a script opening file after file asks again within µs of its last
-     * answer: looked for without sleeping first */
-    bool seen = c->served_chan && box_spin_wait(&c->spin, poll_now, &look);
-    c->served_chan = false;
+    bool seen = c->just_served && box_spin_wait(&c->spin, poll_now, &look);
+    c->just_served = false;
     int n = seen ? look.n : poll(p, (nfds_t)(2 + c->nchan), timeout);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -731,7 +730,7 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
     /* ctl first: whatever a process sent there before it asked on its
      * channel is queued there already, and is taken in that order */
     if (!p[0].revents) {
-      c->served_chan = serve_channels(c, p + 2);
+      c->just_served = serve_channels(c, p + 2);
       continue;
     }
     int fds[BOX_CTL_MAX_FDS];
@@ -754,12 +753,18 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
        * now: answer at once, and let the cleanup reap it. */
       return status;
     }
+    /* the worker's last status, riding on the request after it */
+    json_object *exec_status;
+    if (json_object_object_get_ex(msg, "exec_status", &exec_status) &&
+        json_object_is_type(exec_status, json_type_object))
+      handle_status(c, exec_status);
     json_object *reply_obj;
     if (strcmp(op, "decide") == 0 && nfds == 0 &&
         json_object_object_get_ex(msg, "reply", &reply_obj) &&
         g_strcmp0(json_object_get_string(reply_obj), "ctl") == 0) {
       handle_decide(c, msg, -1);
       json_object_put(msg);
+      c->just_served = true;
       continue;
     }
     if (strcmp(op, "decide") == 0 && nfds >= 1) {

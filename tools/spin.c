@@ -1,6 +1,7 @@
 /* spin.c: see spin.h. */
 #include "tools/spin.h"
 
+#include <poll.h>
 #include <time.h>
 
 /* A pause between looks, not sched_yield: on a loaded machine a yield
@@ -43,4 +44,10 @@ bool box_spin_wait(BoxSpin *s, bool (*ready)(void *ctx), void *ctx)
   /* a miss: the next waits spin half as long, then not at all */
   s->limit_us = limit / 2 < BOX_SPIN_MAX_US / 4 ? 0 : limit / 2;
   return false;
+}
+
+bool box_spin_readable(void *fd)
+{
+  struct pollfd p = { .fd = *(int *)fd, .events = POLLIN };
+  return poll(&p, 1, 0) != 0;
 }

@@ -42,5 +42,9 @@ typedef struct {
  * CPU cannot answer while it spins, so the misses soon end the spinning. */
 bool box_spin_wait(BoxSpin *s, bool (*ready)(void *ctx), void *ctx);
 
+/* A ready() for box_spin_wait: whether the descriptor *(int *)fd has
+ * something to read (or has ended), without taking it. */
+bool box_spin_readable(void *fd);
+
 /* µs on the monotonic clock (vDSO: no system call) */
 int64_t box_spin_now_us(void);

@@ -218,3 +218,29 @@ def test_a_workspace_made_anew_is_where_the_next_workers_start(tmp_path):
         assert outs[-6:] == ["newer\n"] * 6, outs
     finally:
         b.teardown()
+
+
+def test_a_builtin_in_a_loop_costs_one_message_to_boxd(tmp_path):
+    """Each command a worker runs is one decision asked of boxd; its exit
+    status (which history rules read) rides on the next request or on the
+    command's "exit", never in a message of its own: a loop of builtins
+    wakes boxd once an iteration, not twice."""
+    b = Box(tmp_path)
+    b.write_policy(ALLOW_ALL)
+    b.write_config()
+    trace = tmp_path / "strace.out"
+    b.start(prefix=("strace", "-f", "-qq", "-s", "40", "-e", "trace=sendmsg", "-o", str(trace)))
+    with open(f"/proc/{b.proc.pid}/task/{b.proc.pid}/children") as f:
+        boxd = int(f.read().split()[0])
+    try:
+        r = b.bash("for i in 1 2 3 4 5 6 7 8 9 10; do [ $i = 4 ]; done; echo $?")
+        assert (r.returncode, r.stdout) == (0, "1\n"), r
+    finally:
+        os.kill(boxd, signal.SIGTERM)
+        b.proc.wait(timeout=30)
+    text = trace.read_text()
+    decides = re.findall(r'sendmsg\(\d+, \{msg_name=NULL, msg_namelen=0, msg_iov=\[\{iov_base="\{\\"op\\":\\"decide\\"', text)
+    statuses = re.findall(r'iov_base="\{\\"op\\":\\"status\\"', text)
+    # ten `[` and one `echo`
+    assert len(decides) == 11, text[-3000:]
+    assert statuses == [], text[-3000:]
