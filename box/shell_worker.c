@@ -558,7 +558,8 @@ static int zygote_main(int ctl, bool warm_python)
    * worker: a worker's RAM root has no /etc/localtime of its own, and
    * tools see the host's. */
   tzset();
-  if (warm_python) box_shell_warm_python();
+  /* boxd's word, through the zygote's environment (worker_pool.c) */
+  if (warm_python) box_shell_warm_python(g_strcmp0(getenv("BOX_USR_BARE"), "1") == 0);
   drop_bounding_set();
   zygote_drop_privileges();
   install_filter(box_seccomp_zygote);

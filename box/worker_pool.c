@@ -268,6 +268,22 @@ static gpointer zygote_read_main(gpointer data)
   return NULL;
 }
 
+/* Whether a worker's /usr holds only its time zones (usr/share/zoneinfo,
+ * vfs/command.c): no root of the box is /usr or lies under it but below
+ * usr/share.  No name can be made in a RAM root's /usr and /usr/share
+ * (vfs/command.c), so nothing else can be there (python/boxpython.h,
+ * usr_bare). */
+static bool usr_bare(Boxd *d)
+{
+  for (int i = 0; d->roots[i]; i++) {
+    const char *r = d->roots[i];
+    if (strcmp(r, "/usr") == 0 || (g_str_has_prefix(r, "/usr/") && strcmp(r, "/usr/share") != 0 &&
+                                   !g_str_has_prefix(r, "/usr/share/")))
+      return false;
+  }
+  return true;
+}
+
 /* Called from the pool thread, inside the workers' network namespace. */
 static bool zygote_start(Pool *pl)
 {
@@ -285,10 +301,11 @@ static bool zygote_start(Pool *pl)
   /* The Shell's commands a tool table takes (shell_worker.c). */
   g_autofree char *taken = boxd_host_commands(d);
   g_autofree char *host_commands = taken ? g_strconcat("BOX_HOST_COMMANDS=", taken, NULL) : NULL;
-  char *envp[3] = { NULL };
+  char *envp[4] = { NULL };
   int nenv = 0;
   if (phantoms) envp[nenv++] = phantoms;
   if (host_commands) envp[nenv++] = host_commands;
+  if (pl->python && usr_bare(d)) envp[nenv++] = "BOX_USR_BARE=1";
   pid_t pid = fork();
   if (pid == 0) {
     /* System calls only from here on: boxd has threads. */

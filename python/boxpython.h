@@ -55,6 +55,12 @@ typedef struct {
    * bin/python), for sys.executable: site finds the venv's pyvenv.cfg
    * beside it.  NULL: /usr/bin/python3. */
   const char *executable;
+  /* The interpreter runs where /usr holds nothing but the time zones (a
+   * box's RAM root, which no bound root lies under and where nothing can
+   * be made): site's looks there for a pyvenv.cfg beside /usr/bin/python3
+   * and for the three site-packages would all find nothing, and are not
+   * made.  Taken by box_python_warm, for every command after. */
+  bool usr_bare;
   void *data;
 } BoxPythonHost;
 

@@ -34,6 +34,7 @@
 extern char **environ;
 
 static bool warm;
+static char *warm_tz;     /* TZ when the warm interpreter read its zone, or NULL */
 static PyObject *helpers; /* the dict of warm_source's functions */
 
 /* libpython's writable memory as it was loaded, before the warm-up. */
@@ -129,14 +130,14 @@ static const char warm_source[] =
   "    stream.mode = 'w' if write else 'r'\n"
   "    return stream\n"
   "\n"
-  "def _begin(env, encoding, errors, buffered):\n"
+  "def _begin(env, encoding, errors, buffered, zone_moved):\n"
   "    encoding = codecs.lookup(encoding).name  # the codec's own name, as start-up sets it\n"
   "    posix.environ.clear()  # os.environ's data: it follows\n"
   "    posix.environ.update(env)\n"
   "    sys.stdin = sys.__stdin__ = _stdio(0, False, encoding, errors, buffered)\n"
   "    sys.stdout = sys.__stdout__ = _stdio(1, True, encoding, errors, buffered)\n"
   "    sys.stderr = sys.__stderr__ = _stdio(2, True, encoding, 'backslashreplace', buffered)\n"
-  "    if 'time' in sys.modules:\n"
+  "    if zone_moved and 'time' in sys.modules:\n"
   "        sys.modules['time'].tzset()\n"
   "    # the zygote's __main__ is frozen (gc.freeze below): a cycle through its\n"
   "    # globals (a method's or a generator's) would never be collected, and its\n"
@@ -170,12 +171,12 @@ static const char warm_source[] =
   "        del ns[k]\n"
   "\n"
   "def _site_main():\n"
-  "    # The mount's view has no /usr unless a bound root lies under it (the\n"
-  "    # standard library and dist-packages come through descriptors), and then\n"
-  "    # site's looks for a pyvenv.cfg beside /usr/bin/python3 and for the three\n"
-  "    # site-packages under /usr all find nothing: one look answers the five,\n"
-  "    # each a round trip to the mount\n"
-  "    if not sys.executable.startswith('/usr/') or posix.access('/usr', posix.F_OK):\n"
+  "    # Where the box's /usr holds only its time zones (_usr_bare, set at the\n"
+  "    # warm-up: boxpython.h) site's looks for a pyvenv.cfg beside\n"
+  "    # /usr/bin/python3 and for the three site-packages under /usr would all\n"
+  "    # find nothing (the standard library and dist-packages come through\n"
+  "    # descriptors): the five round trips to the mount are not made\n"
+  "    if not sys.executable.startswith('/usr/') or not _usr_bare:\n"
   "        site.main()\n"
   "        _box._venv_trim()\n"
   "        return\n"
@@ -254,6 +255,7 @@ static bool warm_init(const BoxPythonHost *host)
   helpers = code ? PyDict_New() : NULL;
   if (helpers) {
     PyDict_SetItemString(helpers, "__builtins__", PyEval_GetBuiltins());
+    PyDict_SetItemString(helpers, "_usr_bare", host->usr_bare ? Py_True : Py_False);
     PyObject *r = PyEval_EvalCode(code, helpers, helpers);
     ok = r != NULL;
     Py_XDECREF(r);
@@ -278,6 +280,8 @@ bool box_python_warm(const BoxPythonHost *host)
   /* The GIL stays with this thread: the process runs no Python until a
    * child of it does. */
   warm = true;
+  const char *tz = getenv("TZ");
+  warm_tz = tz ? strdup(tz) : NULL;
   return true;
 }
 
@@ -460,9 +464,15 @@ static bool begin(PyConfig *w, const PyConfig *cmd, const BoxPythonHost *host)
   }
   PyObject *env = environment_dict();
   PyObject *fn = PyDict_GetItemString(helpers, "_begin"); /* borrowed */
+  /* time's zone (time.timezone, tzname…) as the warm-up read it holds
+   * while TZ is the same: re-read, it would look for /etc/localtime
+   * through the mount on every command */
+  const char *tz = getenv("TZ");
+  bool zone_moved = !(tz ? warm_tz && strcmp(tz, warm_tz) == 0 : !warm_tz);
   PyObject *r = env && fn
-                  ? PyObject_CallFunction(fn, "OuuO", env, cmd->stdio_encoding, cmd->stdio_errors,
-                                          cmd->buffered_stdio ? Py_True : Py_False)
+                  ? PyObject_CallFunction(fn, "OuuOO", env, cmd->stdio_encoding, cmd->stdio_errors,
+                                          cmd->buffered_stdio ? Py_True : Py_False,
+                                          zone_moved ? Py_True : Py_False)
                   : NULL;
   Py_XDECREF(env);
   Py_XDECREF(r);

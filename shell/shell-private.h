@@ -875,7 +875,7 @@ bool box_python_prepare(void);
 bool box_is_python_name(const char *name);
 /* After box_python_prepare, in the zygote: an interpreter initialized now,
  * that every `python3` of the workers forked after starts from. */
-void box_python_warm_up(void);
+void box_python_warm_up(bool usr_bare);
 /* commands/hostdir.c: a read-only detached copy of the host's directory
  * dir, for workers to load files from once rooted in the mount (-1 when
  * the kernel refuses). */

@@ -407,9 +407,9 @@ bool box_shell_prepare(void)
   return each_lazy_library(box_dl_prepare);
 }
 
-void box_shell_warm_python(void)
+void box_shell_warm_python(bool usr_bare)
 {
-  box_python_warm_up();
+  box_python_warm_up(usr_bare);
   box_python_note_mappings();
 }
 

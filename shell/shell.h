@@ -250,8 +250,11 @@ bool box_shell_prepare(void);
  * process, that every `python3` of the workers forked after starts from
  * (python/warm.c), instead of initializing its own.  Kept out of the
  * Shell's zygote: it makes every fork copy ~11 MB more of mappings.
- * Idempotent; failing, python3 starts as without it. */
-void box_shell_warm_python(void);
+ * Idempotent; failing, python3 starts as without it.  usr_bare: the box's
+ * /usr holds nothing but what the worker binds there (no bound root lies
+ * under it), so a command's interpreter need not look for a venv or
+ * site-packages there (python/boxpython.h). */
+void box_shell_warm_python(bool usr_bare);
 
 /* A worker of that zygote, after box_shell_new and before its command:
  * splits in two (python_split.c).  0 in the child, which goes on as the

@@ -106,10 +106,14 @@ Command *vfs_command_create(BoxVfs *v, const char *root_name)
    * as it would on the host instead of creating a RAM file there. */
   ram_mkdir_p(v, c->id, root, "home", 0755);
   /* the host's time zones are bound here read-only (box/shell_worker.c),
-   * as they are in a tool's view */
+   * as they are in a tool's view; no name can be made in usr/ or
+   * usr/share/ (a python3 takes them as holding nothing else:
+   * box/worker_pool.c, usr_bare), only a bound root's own */
   Node *usr = ram_mkdir_p(v, c->id, root, "usr", 0755);
   Node *share = usr ? ram_mkdir_p(v, c->id, usr, "share", 0755) : NULL;
   if (share) ram_mkdir_p(v, c->id, share, "zoneinfo", 0755);
+  if (usr) usr->closed = true;
+  if (share) share->closed = true;
   Node *dev = ram_mkdir_p(v, c->id, root, "dev", 0755);
   const char *devs[] = { "null", "zero", "urandom", "random" };
   for (guint i = 0; dev && i < G_N_ELEMENTS(devs); i++)

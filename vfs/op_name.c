@@ -65,7 +65,7 @@ int vfs_new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name
   } else if (d->kind == NODE_RAM) {
     if (!S_ISDIR(d->mode))
       err = ENOTDIR;
-    else if (d->special == SPECIAL_BOXDIR)
+    else if (d->special == SPECIAL_BOXDIR || d->closed)
       err = EACCES;
     else if (d->special == SPECIAL_CMDROOT && strcmp(name, ".box") == 0)
       err = EACCES;

@@ -84,6 +84,7 @@ struct Node {
                         * found it at its place, or 0 (vfs_watch_proven) */
   bool mount_point; /* a tool launch's, in a RAM /tmp: no entry for the Shell, no decision */
   bool skeleton;    /* part of a reused RAM root's fixed layout (kept, restored) */
+  bool closed;      /* a RAM directory no name can be made in (a RAM root's usr/) */
   mode_t skel_mode; /* its mode as built */
   guint opens;      /* open file handles (atomic) */
   Holders writing;  /* open handles for writing (lock held) */

@@ -303,7 +303,7 @@ static void export_gateway(void)
 /* The module once loaded and warmed by box_python_warm_up, or NULL. */
 static void *warm_lib;
 
-void box_python_warm_up(void)
+void box_python_warm_up(bool usr_bare)
 {
   /* kept for the process's life: the warm interpreter holds it */
   static BoxPythonHost host = { .shell_run = shell_run,
@@ -313,6 +313,7 @@ void box_python_warm_up(void)
   host.stdlib_dir = stdlib_dir;
   host.dist_dir = dist_dir;
   host.load_library = load_library;
+  host.usr_bare = usr_bare;
   void *lib = linked_in();
   if (!lib) {
     char *why = load_library(NULL, lib_dirs[0], MODULE_FILE);

@@ -119,3 +119,32 @@ def test_the_local_zone_is_the_hosts(running):
                           text=True, env=env, check=True).stdout
     got = running.bash('date -d @1719835200 "+%H %Z"; printf "%(%H %Z)T\\n" 1719835200')
     assert (got.returncode, got.stdout) == (0, want * 2)
+
+
+@pytest.mark.parametrize("text", [
+    "mkdir /usr/lib", "mkdir -p /usr/lib/python3/dist-packages", "touch /usr/pyvenv.cfg",
+    "ln -s /tmp /usr/bin", "echo x > /tmp/f; mv /tmp/f /usr/pyvenv.cfg",
+    "mkdir -p /tmp/d; mv /tmp/d /usr/local", "touch /usr/share/x", "mkdir /usr/share/python3",
+    "python3 -c 'import os; os.mkfifo(\"/usr/p\")'", "chmod 755 /usr; mkdir /usr/lib",
+])
+def test_nothing_is_made_in_the_box_s_usr(running, text):
+    """A box's /usr holds its time zones and nothing else (a python3 takes it
+    so: python/boxpython.h, usr_bare): no name can be made there."""
+    got = running.bash(text + "; ls -A /usr /usr/share")
+    assert "Permission denied" in got.stderr, got
+    assert got.stdout == "/usr:\nshare\n\n/usr/share:\nzoneinfo\n", got
+
+
+def test_a_python_command_asks_nothing_of_usr(running):
+    """python3's start looks for no venv or site-packages under the box's
+    /usr and reads the zone again only when TZ moved: its one decision is its
+    own shell:exec, and it finds Debian's dist-packages as on the host."""
+    since = len(running.decisions())
+    got = running.bash("python3 -c 'import sys, time; print(sys.path[-1], time.tzname)'")
+    want = host(["/usr/bin/python3", "-c", "import sys; print(sys.path[-1])"], "UTC").strip()
+    assert (got.returncode, got.stdout) == (0, f"{want} ('UTC', 'UTC')\n"), got
+    asked = [(d["strands.box.policy.action"], d["strands.box.policy.resource"])
+             for d in running.decisions()[since:]]
+    assert [a for a, _ in asked] == ["shell:exec"], asked
+    got = running.bash("export TZ=Asia/Tokyo; python3 -c 'import time; print(time.tzname)'")
+    assert (got.returncode, got.stdout) == (0, "('JST', 'JST')\n"), got
