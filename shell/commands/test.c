@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "shell/commands/builtins.h"
 #include "shell/shell-private.h"
 
 /* An integer operand as strtoll reads it (leading white space, a sign,
@@ -67,7 +68,10 @@ int box_test_unary(Shell *sh, const char *op, const char *a)
     return real >= 0 && isatty(real);
   }
   case 'v': return box_var_isset(sh, a);
-  case 'o': return 0;
+  case 'o': {
+    int row = box_set_option(a);
+    return row >= 0 && box_set_option_get(sh, row, NULL, false);
+  }
   default: return -1;
   }
 }

@@ -9,6 +9,10 @@ from test_shell_bash import bash_tables
 # bash's syntax errors quote the line and its errors inside a function
 # name the place as "environment": compared by stdout and status only
 STATUS_CASES = [
+    # ---- test -o and [[ -o ]] ask set -o's options --------------------------
+    ("test-o-option", 'test -o nounset; echo $?; set -u; test -o nounset; echo $?; [ -o errexit ]; echo $?'),
+    ("cond-o-option", 'set -o pipefail; [[ -o pipefail ]]; echo $?; [[ -o bogus ]]; echo $?; set +o pipefail; [[ ! -o pipefail ]]; echo $?'),
+    ("test-o-unknown", 'test -o no_such_option; echo $?; shopt -s extglob; [[ -o extglob ]]; echo $?'),
     # ---- a construct's body holds at least one command ----------------------
     ("empty-do", 'while false; do\ndone\necho not-reached'),
     ("empty-do-one-line", 'for i in a; do done; echo not-reached'),
