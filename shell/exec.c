@@ -679,9 +679,11 @@ static bool arith_for_part(Shell *sh, const Node *n, const char *e, int64_t *v)
     g_autofree char *t = g_strdup_printf("((%s))", e + strspn(e, " \t"));
     if (!box_debug_run(sh, n->line, t)) return false;
   }
-  /* its messages name "((" as (( )) does */
+  /* its messages name "((" as (( )) does, and $LINENO is the header's
+   * line each time round, as bash's */
   const char *who = sh->arith_who;
   sh->arith_who = "((";
+  sh->lineno = n->line;
   int st = 1;
   char *x = strpbrk(e, "$`\"'\\") ? box_expand_arith(sh, e, &st) : NULL;
   bool ok = (x || !strpbrk(e, "$`\"'\\")) && box_arith(sh, x ? x : e, v);

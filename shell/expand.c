@@ -1357,17 +1357,16 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
   } else if (o == ':') {
     /* ${x:off[:len]} */
     size_t k = 0;
-    int depth = 0;
-    while (k < wn && !(w[k] == ':' && depth == 0)) {
+    /* the offset's own ?: pairs its colons: ${s: a ? 2 : 0 : 1} */
+    int depth = 0, ternary = 0;
+    for (; k < wn; k++) {
+      if (w[k] == ':' && ternary > 0)
+        ternary--;
+      else if (w[k] == ':' && depth == 0)
+        break;
       if (w[k] == '(') depth++;
       if (w[k] == ')') depth--;
-      if (w[k] == '?') depth++;
-      k++;
-    }
-    /* a ?: inside offset is rare; fall back to first colon */
-    if (k == wn) {
-      k = 0;
-      while (k < wn && w[k] != ':') k++;
+      if (w[k] == '?') ternary++;
     }
     char *offs = word_string(x, w, k, M_ARITH, WS_PLAIN);
     int64_t off = 0, len = -1;

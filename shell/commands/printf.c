@@ -143,15 +143,17 @@ static char *quote_q(const char *arg)
   return g_string_free(g, FALSE);
 }
 
-/* %(FMT)T: arg as seconds since the epoch (now when absent, empty or -1). */
-static void put_time(GString *out, const char *tf, const char *arg)
+/* %(FMT)T: arg as seconds since the epoch (now when absent, empty or -1),
+ * padded and cut as %s by spec's width and precision.  bash formats into
+ * 128 bytes: a longer result prints nothing. */
+static void put_time(GString *out, const char *spec, const char *tf, const char *arg)
 {
   time_t now = arg && *arg && strcmp(arg, "-1") ? (time_t)atoll(arg) : time(NULL);
   struct tm tm;
   localtime_r(&now, &tm);
-  char buf[512];
-  strftime(buf, sizeof buf, tf, &tm);
-  g_string_append(out, buf);
+  char buf[128];
+  size_t n = strftime(buf, sizeof buf, tf, &tm);
+  put_padded(out, spec, buf, n);
 }
 
 /* A width or a precision at fmt[j]: '*' takes the next argument, else the
@@ -341,7 +343,7 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
         j = e + 1;
         if (ai < argc) ai++;
         consumed = true;
-        put_time(out, tf, arg);
+        put_time(out, spec->str, tf, arg);
         g_free(tf);
         break;
       }

@@ -9,6 +9,14 @@ from test_shell_bash import bash_tables
 # bash's syntax errors quote the line and its errors inside a function
 # name the place as "environment": compared by stdout and status only
 STATUS_CASES = [
+    # ---- printf %(…)T takes a width and a precision, and 128 bytes at most --
+    ("printf-time-width", 'export TZ=UTC; printf "[%10.5(%Y-%m-%d)T][%-8(%H:%M)T][%.2(%Y)T]\\n" 1557978599 0 0'),
+    ("printf-time-long", 'export TZ=UTC; f=$(printf "%%Y%.0s" {1..32}); printf "%($f)T" 0 | wc -c; printf "%(${f#%Y})T" 0 | wc -c'),
+    # ---- a slice's offset may hold ?: with colons of its own -----------------
+    ("slice-ternary-offset", 's=abcdef; echo ${s: 0 < 1 ? 2 : 0 : 1} ${s:(1?2:0):2} ${s:1?3:0} ${s:0<1?1:0:0<1?3:1}'),
+    ("slice-ternary-array", 'a=(a b c d); echo ${a[@]:1?2:0} ${a[@]:1:1?1:0}; echo ${s:1?2}; echo after'),
+    # ---- $LINENO in for (( )) is the header's line each time round ----------
+    ("lineno-arith-for", 'echo one\nfor (( i = 0; i < $LINENO; i++ )); do\n  echo $i\ndone\necho $LINENO'),
     # ---- test -o and [[ -o ]] ask set -o's options --------------------------
     ("test-o-option", 'test -o nounset; echo $?; set -u; test -o nounset; echo $?; [ -o errexit ]; echo $?'),
     ("cond-o-option", 'set -o pipefail; [[ -o pipefail ]]; echo $?; [[ -o bogus ]]; echo $?; set +o pipefail; [[ ! -o pipefail ]]; echo $?'),
