@@ -124,6 +124,11 @@ bool box_is_name(const char *s, size_t len);
  * when NAME is no identifier or the subscript is empty or unclosed; *key is
  * NULL without brackets.  Both results are the caller's to free. */
 bool box_split_ref(const char *ref, char **name, char **key);
+/* The key of NAME[KEY] as a builtin's argument names an element (unset,
+ * printf -v, read), expanded as bash expands it: an associative array's
+ * as a subscript ('A["k"]', 'A[$k]'), an indexed one's as arithmetic
+ * text ('a[$i]').  NULL when the expansion failed. */
+char *box_elem_key(Shell *sh, const char *name, const char *key);
 /* name is a nameref that leads to an array's element (declare -n r='A[k]'):
  * its array and key, both the caller's to free. */
 bool box_nameref_elem(Shell *sh, const char *name, char **arr, char **key);

@@ -323,6 +323,14 @@ static bool set_through_elem_ref(Shell *sh, const char *arr, const char *key, co
   return k && box_var_set_elem(sh, arr, k, value, false);
 }
 
+char *box_elem_key(Shell *sh, const char *name, const char *key)
+{
+  if (!strcmp(key, "@") || !strcmp(key, "*")) return g_strdup(key);
+  ShellVar *a = box_var_lookup(sh, name);
+  return a && (a->flags & V_ASSOC) ? box_expand_subscript(sh, key, NULL)
+                                   : box_expand_arith(sh, key, NULL);
+}
+
 static char *int_value(Shell *sh, ShellVar *v, const char *value, bool *ok)
 {
   *ok = true;

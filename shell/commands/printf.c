@@ -400,7 +400,8 @@ int box_cmd_printf(BoxCmd *c)
   GString *out = g_string_new(NULL);
   int st = box_printf_format(c->sh, out, c->argc - i, c->argv + i, c->err);
   if (var) {
-    if (!(key ? box_var_set_elem(c->sh, name, key, out->str, false)
+    g_autofree char *k = key ? box_elem_key(c->sh, name, key) : NULL;
+    if (!(key ? k && box_var_set_elem(c->sh, name, k, out->str, false)
               : box_var_set(c->sh, var, out->str)))
       st = 1;
     g_free(name);

@@ -201,7 +201,9 @@ int box_cmd_read(BoxCmd *c)
         break;
       }
       const char *val = k < fields->len ? (char *)fields->pdata[k] : "";
-      bool set = key ? box_var_set_elem(sh, name, key, val, false) : box_var_set(sh, name, val);
+      g_autofree char *ek = key ? box_elem_key(sh, name, key) : NULL;
+      bool set =
+        key ? ek && box_var_set_elem(sh, name, ek, val, false) : box_var_set(sh, name, val);
       g_free(name);
       g_free(key);
       if (!set) {

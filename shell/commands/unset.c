@@ -77,7 +77,8 @@ int box_cmd_unset(BoxCmd *c)
         box_cmd_error(c, "%s: not an array variable", name);
         status = 1;
       } else if (key) {
-        int e = box_var_unset_elem(sh, name, key);
+        g_autofree char *k = box_elem_key(sh, name, key);
+        int e = k ? box_var_unset_elem(sh, name, k) : BOX_UNSET_BAD_SUBSCRIPT;
         if (e == BOX_UNSET_BAD_SUBSCRIPT) box_cmd_error(c, "[%s]: bad array subscript", key);
         if (e == BOX_UNSET_NOT_ARRAY) box_cmd_error(c, "%s: not an array variable", name);
         if (e) status = 1;

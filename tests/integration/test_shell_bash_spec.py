@@ -12,6 +12,11 @@ STATUS_CASES = [
     # ---- printf %(…)T takes a width and a precision, and 128 bytes at most --
     ("printf-time-width", 'export TZ=UTC; printf "[%10.5(%Y-%m-%d)T][%-8(%H:%M)T][%.2(%Y)T]\\n" 1557978599 0 0'),
     ("printf-time-long", 'export TZ=UTC; f=$(printf "%%Y%.0s" {1..32}); printf "%($f)T" 0 | wc -c; printf "%(${f#%Y})T" 0 | wc -c'),
+    # ---- a builtin's NAME[KEY] argument: the key expanded as bash's ---------
+    ("unset-assoc-key-expanded", 'declare -A A=([K]=v ["x y"]=w [z]=1); unset -v \'A["K"]\'; k="x y"; unset "A[$k]"; unset \'A[$(echo z)]\'; echo ${#A[@]}'),
+    ("printf-v-assoc-key-expanded", 'declare -A A=([K]=v); printf -v \'A["K"]\' /%s/ 2; k=K; printf -v \'A[$k]\' %s-x "${A[K]}"; declare -p A'),
+    ("read-assoc-key-expanded", 'declare -A A; k=b; read \'A[$k]\' <<< 3; declare -p A'),
+    ("indexed-key-arith-expanded", 'a=(1 2 3); i=1; unset \'a[$i]\'; printf -v \'a[$i+2]\' %s x; read \'a[$i]\' <<< y; declare -p a'),
     # ---- a slice's offset may hold ?: with colons of its own -----------------
     ("slice-ternary-offset", 's=abcdef; echo ${s: 0 < 1 ? 2 : 0 : 1} ${s:(1?2:0):2} ${s:1?3:0} ${s:0<1?1:0:0<1?3:1}'),
     ("slice-ternary-array", 'a=(a b c d); echo ${a[@]:1?2:0} ${a[@]:1:1?1:0}; echo ${s:1?2}; echo after'),
