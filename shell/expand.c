@@ -1462,7 +1462,9 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       default: g_ptr_array_add(res, g_strdup(s));
       }
     }
-    if (f == 'a' && !v.list->len) g_ptr_array_add(res, attr_string(box_var_lookup(sh, name)));
+    /* an empty array still has its attributes; "${unset[@]@a}" is no word */
+    ShellVar *held = f == 'a' && !v.list->len ? box_var_lookup(sh, name) : NULL;
+    if (f == 'a' && !v.list->len && (held || !v.is_list)) g_ptr_array_add(res, attr_string(held));
   } else {
     box_sh_error(sh, "${%s}: bad substitution", whole);
     if (!box_errexit_ends(sh)) sh->discard = true;

@@ -150,11 +150,15 @@ static bool all_digits(const char *s)
  * {NAME}>&- the one NAME holds is closed (BOX_NFD: nothing left to do):
  * as bash's, quietly when it is closed already, and NAME unset, empty or
  * negative is an ambiguous redirect. */
+static bool closes(const Redir *r)
+{
+  return (r->kind == R_DUP_OUT || r->kind == R_DUP_IN) && r->word &&
+         strcmp(r->word->text, "-") == 0;
+}
+
 static int name_fd(Shell *sh, const Redir *r, BoxSaved *sv)
 {
-  bool close_it =
-    (r->kind == R_DUP_OUT || r->kind == R_DUP_IN) && r->word && strcmp(r->word->text, "-") == 0;
-  if (close_it) {
+  if (closes(r)) {
     const char *v = box_var_get(sh, r->varname);
     if (!v || !*v || *v == '-') {
       box_sh_error(sh, "%s: ambiguous redirect", r->varname);
@@ -349,8 +353,10 @@ static void drop_unheld(Shell *sh, const int *fds, int n)
 bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv)
 {
   if (sv) {
+    /* {NAME}>… outlives its command, as bash's (without varredir_close);
+     * a command's {NAME}>&- closes it for that command only */
     for (size_t i = 0; i < n; i++)
-      if (!apply_one(sh, &rs[i], sv)) return false;
+      if (!apply_one(sh, &rs[i], rs[i].varname && !closes(&rs[i]) ? NULL : sv)) return false;
     return true;
   }
   /* exec: once all of them hold (a failed one puts the table back, as

@@ -17,6 +17,11 @@ STATUS_CASES = [
     ("printf-v-assoc-key-expanded", 'declare -A A=([K]=v); printf -v \'A["K"]\' /%s/ 2; k=K; printf -v \'A[$k]\' %s-x "${A[K]}"; declare -p A'),
     ("read-assoc-key-expanded", 'declare -A A; k=b; read \'A[$k]\' <<< 3; declare -p A'),
     ("indexed-key-arith-expanded", 'a=(1 2 3); i=1; unset \'a[$i]\'; printf -v \'a[$i+2]\' %s x; read \'a[$i]\' <<< y; declare -p a'),
+    # ---- {NAME}>… outlives its command (bash without varredir_close) -------
+    ("varredir-persists", 'echo x {a}>/dev/null; echo $a; echo y {b}>/dev/null; echo $b; echo hi >&$a; echo z {a}>&-; echo w {c}>/dev/null; echo $c'),
+    ("varredir-on-function-and-group", 'f() { echo in; }; f {d}>&1; echo $d; echo q >&$d; { echo g; } {e}>/dev/null; echo $e; exec {d}>&- {e}>&-; echo x {g}>/dev/null; echo $g'),
+    # ---- "${unset[@]@a}" is no word; an empty array keeps its attributes ----
+    ("attr-op-of-unset-list", 'declare -a e; declare -A E; declare -i n; printf "<%s>" "${u@a}" "${u[@]@a}" "${e[@]@a}" "${e@a}" "${E[@]@a}" "${n[@]@a}" "${u[*]@a}"; echo'),
     # ---- a slice's offset may hold ?: with colons of its own -----------------
     ("slice-ternary-offset", 's=abcdef; echo ${s: 0 < 1 ? 2 : 0 : 1} ${s:(1?2:0):2} ${s:1?3:0} ${s:0<1?1:0:0<1?3:1}'),
     ("slice-ternary-array", 'a=(a b c d); echo ${a[@]:1?2:0} ${a[@]:1:1?1:0}; echo ${s:1?2}; echo after'),
