@@ -17,6 +17,9 @@ STATUS_CASES = [
     ("printf-v-assoc-key-expanded", 'declare -A A=([K]=v); printf -v \'A["K"]\' /%s/ 2; k=K; printf -v \'A[$k]\' %s-x "${A[K]}"; declare -p A'),
     ("read-assoc-key-expanded", 'declare -A A; k=b; read \'A[$k]\' <<< 3; declare -p A'),
     ("indexed-key-arith-expanded", 'a=(1 2 3); i=1; unset \'a[$i]\'; printf -v \'a[$i+2]\' %s x; read \'a[$i]\' <<< y; declare -p a'),
+    # ---- ~USER is the user's home, after brace expansion ---------------------
+    ("tilde-user", 'HOME=/home/bob; echo ~{/src,root} ~{root,/x} a{~root,~} ~root{,/x} {~,~root}/y ~nobody ~no_such_user ~daemon/x'),
+    ("tilde-user-in-assignment", 'x=~root:~root/y; echo $x "~root"; y=a:~nobody; echo $y'),
     # ---- {NAME}>… outlives its command (bash without varredir_close) -------
     ("varredir-persists", 'echo x {a}>/dev/null; echo $a; echo y {b}>/dev/null; echo $b; echo hi >&$a; echo z {a}>&-; echo w {c}>/dev/null; echo $c'),
     ("varredir-on-function-and-group", 'f() { echo in; }; f {d}>&1; echo $d; echo q >&$d; { echo g; } {e}>/dev/null; echo $e; exec {d}>&- {e}>&-; echo x {g}>/dev/null; echo $g'),
