@@ -1413,15 +1413,25 @@ static Node *parse_simple(Parser *p)
   vec_init(&words, sizeof(Word *));
   vec_init(&redirs, sizeof(Redir));
   int line0 = peek(p)->line;
+  /* the command's name may follow redirections and assignments, and is
+   * an alias there too (`>f e_ 1`, `>f x=1 e_ 2`), as bash's; not after a
+   * redirection that follows an assignment (`x=1 >f e_`) */
+  bool before_name = false, assigned = false, name_lost = false;
   for (;;) {
     if (p->err) break;
     if (words.n > 0 && p->alias_next && peek(p)->start >= p->alias_next_from) {
       p->alias_next = false;
       try_alias(p);
     }
+    if (before_name) {
+      before_name = false;
+      try_alias(p);
+    }
     Tok *t = peek(p);
     if (t->kind == T_REDIR) {
       if (!parse_redir(p, &redirs)) break;
+      name_lost = name_lost || assigned;
+      before_name = words.n == 0 && !name_lost;
       continue;
     }
     if (t->kind != T_WORD) break;
@@ -1431,6 +1441,8 @@ static Node *parse_simple(Parser *p)
       Word *wd = mkword(p, w.text, w.len, false, false);
       wd->flags |= W_ASSIGN;
       vec_push_ptr(&assigns, wd);
+      assigned = true;
+      before_name = !name_lost;
       continue;
     }
     /* NAME=(…) as an argument: only after a declaration builtin's name,
