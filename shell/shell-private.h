@@ -905,6 +905,9 @@ int box_cmd_in_child_serving(BoxCmd *c, int (*body)(BoxCmd *c),
 void box_cmd_error(BoxCmd *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* declare/typeset/local/export/readonly share one implementation. */
 int box_declare(BoxCmd *c, const char *who, unsigned force_flags, bool local);
+/* `local` with no names: the calling function's locals, as declare -p
+ * prints them, by name (as bash's). */
+int box_declare_list_locals(BoxCmd *c);
 /* test / [ evaluation on argv (without the command name). */
 int box_test_eval(Shell *sh, int argc, char **argv, int err_fd);
 /* Unary file/string tests shared with [[ ]]; -1 when op is unknown. */

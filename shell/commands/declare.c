@@ -175,7 +175,8 @@ static int list_vars(BoxCmd *c, unsigned set, bool print, const char *who)
     if (strcmp(who, "export") == 0 && !(v->flags & V_EXPORT)) continue;
     if (strcmp(who, "readonly") == 0 && !(v->flags & V_READONLY)) continue;
     if (!print && !want && (strcmp(who, "declare") == 0 || strcmp(who, "typeset") == 0)) {
-      const char *val = box_var_get(sh, k->data);
+      /* a reference lists as the name it holds */
+      const char *val = v->flags & V_NAMEREF ? v->value : box_var_get(sh, k->data);
       if (v->flags & (V_ARRAY | V_ASSOC))
         print_var(c, k->data, v, who);
       else if (val) {
@@ -188,6 +189,22 @@ static int list_vars(BoxCmd *c, unsigned set, bool print, const char *who)
     print_var(c, k->data, v, who);
   }
   g_list_free(keys);
+  return 0;
+}
+
+int box_declare_list_locals(BoxCmd *c)
+{
+  Shell *sh = c->sh;
+  GArray *frame = g_ptr_array_index(sh->frames, sh->frames->len - 1);
+  GList *names = NULL;
+  for (guint i = 0; i < frame->len; i++)
+    names = g_list_prepend(names, g_array_index(frame, SavedVar, i).name);
+  names = g_list_sort(names, cmpstr);
+  for (GList *n = names; n; n = n->next) {
+    ShellVar *v = g_hash_table_lookup(sh->vars, n->data);
+    if (v) print_var(c, n->data, v, "local");
+  }
+  g_list_free(names);
   return 0;
 }
 

@@ -7,6 +7,6 @@ int box_cmd_local(BoxCmd *c)
     box_cmd_error(c, "can only be used in a function");
     return 1;
   }
-  if (c->argc == 1) return 0;
+  if (c->argc == 1) return box_declare_list_locals(c);
   return box_declare(c, "local", 0, true);
 }

@@ -17,6 +17,9 @@ STATUS_CASES = [
     ("printf-v-assoc-key-expanded", 'declare -A A=([K]=v); printf -v \'A["K"]\' /%s/ 2; k=K; printf -v \'A[$k]\' %s-x "${A[K]}"; declare -p A'),
     ("read-assoc-key-expanded", 'declare -A A; k=b; read \'A[$k]\' <<< 3; declare -p A'),
     ("indexed-key-arith-expanded", 'a=(1 2 3); i=1; unset \'a[$i]\'; printf -v \'a[$i+2]\' %s x; read \'a[$i]\' <<< y; declare -p a'),
+    # ---- `local` lists the function's locals; declare lists a reference's name
+    ("local-lists-locals", 'a=1; f() { local zz=5 m; local -n q=a; local -a arr=(1 2); local; g() { local; local z=1; local; }; g; }; f'),
+    ("declare-lists-reference-name", 'a=1; declare -n r=a; f() { local -n q=a; declare | grep -E "^(r|q)="; }; f'),
     # ---- an alias after leading redirections and assignments ----------------
     ("alias-after-redirection", 'shopt -s expand_aliases\nalias e_=echo\n>a1 e_ 1\ne_ >a2 2\n>b1 >b2 e_ 3\ncat a1 a2 b2'),
     ("alias-after-assignments", 'shopt -s expand_aliases\nalias e_=echo\nx=1 e_ D\n>c1 x=1 y=2 e_ F\nx=1 >c2 e_ B\nx=1 >c3 y=2 e_ G\ncat c1'),
