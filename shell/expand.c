@@ -713,6 +713,18 @@ static char *join_vals(X *x, Vals *v, bool star_sep)
   return g_string_free(g, FALSE);
 }
 
+/* ${!prefix*} and ${!a[*]} unquoted: the names joined by IFS[0] (the
+ * keys by a space when IFS is empty), then split, where $* splits each
+ * value: bash's, which differs only with IFS='' (one word). */
+static void join_names(X *x, Vals *v, int mode, bool keys)
+{
+  if (!v->star || (mode & M_DQ) || !v->list->len) return;
+  char *j = join_vals(x, v, !(keys && !*ifs(x->sh)));
+  g_ptr_array_set_size(v->list, 0);
+  g_ptr_array_add(v->list, j);
+  v->is_list = v->star = false;
+}
+
 /* Emits values: a list in "…" becomes separate fields ("$@") or one joined
  * by IFS[0] ("$*"); unquoted, every value splits. */
 static void emit_vals(X *x, Vals *v, int mode)
@@ -1133,6 +1145,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     for (GList *k = keys; k; k = k->next)
       if (g_str_has_prefix(k->data, name)) g_ptr_array_add(v.list, g_strdup(k->data));
     g_list_free(keys);
+    join_names(x, &v, mode, false);
     emit_vals(x, &v, mode);
     g_ptr_array_free(v.list, TRUE);
     g_free(name);
@@ -1160,6 +1173,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     v.star = sub[0] == '*';
     v.set = v.list->len > 0;
     indirect = false;
+    if (i >= n) join_names(x, &v, mode, true);
   } else if (indirect && !sub && is_nameref(sh, name)) {
     /* ${!ref} of a nameref is the name it leads to */
     const char *target = ((ShellVar *)g_hash_table_lookup(sh->vars, name))->value;

@@ -17,6 +17,8 @@ STATUS_CASES = [
     ("printf-v-assoc-key-expanded", 'declare -A A=([K]=v); printf -v \'A["K"]\' /%s/ 2; k=K; printf -v \'A[$k]\' %s-x "${A[K]}"; declare -p A'),
     ("read-assoc-key-expanded", 'declare -A A; k=b; read \'A[$k]\' <<< 3; declare -p A'),
     ("indexed-key-arith-expanded", 'a=(1 2 3); i=1; unset \'a[$i]\'; printf -v \'a[$i+2]\' %s x; read \'a[$i]\' <<< y; declare -p a'),
+    # ---- ${!prefix*} and ${!a[*]} unquoted are joined, then split -----------
+    ("names-star-joined", 'p_a=1 p_b=2; declare -A A=([x y]=1 [z]=2); a=(5 6 7); IFS=""; printf "<%s>" ${!p_@} ${!p_*} "${!p_*}" ${!a[@]} ${!a[*]} ${!A[*]} ${!nomatch*}; echo; IFS=:; printf "<%s>" ${!p_*} "${!p_*}" ${!A[*]}; echo; unset IFS; printf "<%s>" ${!p_*} ${!A[*]} "${!A[*]}"; echo'),
     # ---- `local` lists the function's locals; declare lists a reference's name
     ("local-lists-locals", 'a=1; f() { local zz=5 m; local -n q=a; local -a arr=(1 2); local; g() { local; local z=1; local; }; g; }; f'),
     ("declare-lists-reference-name", 'a=1; declare -n r=a; f() { local -n q=a; declare | grep -E "^(r|q)="; }; f'),
