@@ -28,15 +28,8 @@ static bool mkdir_one(BoxCmd *c, const char *p, void *data)
     for (char *s = dup + 1; *s; s++) {
       if (*s != '/' || s[-1] == '/') continue;
       *s = '\0';
-      struct stat st;
-      int err = mkdir(dup, 0777) == 0 ? 0 : errno;
-      if (!err) {
+      if (mkdir(dup, 0777) == 0) {
         if (o->verbose) created(c, dup);
-      } else if (stat(dup, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        /* as GNU mkdir: the ancestor that could not be made is named */
-        bx_err_q(c, "mkdir", "cannot create directory %s", dup, err == EEXIST ? ENOTDIR : err);
-        g_free(dup);
-        return false;
       }
       *s = '/';
     }
