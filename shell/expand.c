@@ -5,7 +5,6 @@
  * A word's text is read once, left to right, into a buffer where each byte
  * carries a flag saying where it came from (source literal, quoted, result
  * of an unquoted expansion) — the flags decide splitting and globbing. */
-#include <pwd.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1681,16 +1680,6 @@ static void do_procsubst(X *x, const char *text, bool out)
 
 /* ---- the word reader ------------------------------------------------------------------- */
 
-/* ~USER: the home directory the user database gives (in a box, where
- * there is none, the word stays as it is, as bash's would). */
-static char *user_home(const char *user)
-{
-  struct passwd pw, *found = NULL;
-  char buf[4096];
-  if (getpwnam_r(user, &pw, buf, sizeof buf, &found) != 0 || !found || !pw.pw_dir) return NULL;
-  return g_strdup(pw.pw_dir);
-}
-
 static bool tilde(X *x, const char *t, size_t n, size_t *i, int mode)
 {
   size_t e = *i + 1;
@@ -1707,8 +1696,8 @@ static bool tilde(X *x, const char *t, size_t n, size_t *i, int mode)
     val = box_var_get(x->sh, "PWD");
   else if (strcmp(user, "-") == 0)
     val = box_var_get(x->sh, "OLDPWD");
-  else if (!(val = dir = box_dirstack_tilde(x->sh, user)))
-    val = dir = user_home(user);
+  else
+    val = dir = box_dirstack_tilde(x->sh, user);
   g_free(user);
   if (!val) return false;
   xadd(x, val, strlen(val), F_QUO);

@@ -25,9 +25,6 @@ STATUS_CASES = [
     # ---- an alias after leading redirections and assignments ----------------
     ("alias-after-redirection", 'shopt -s expand_aliases\nalias e_=echo\n>a1 e_ 1\ne_ >a2 2\n>b1 >b2 e_ 3\ncat a1 a2 b2'),
     ("alias-after-assignments", 'shopt -s expand_aliases\nalias e_=echo\nx=1 e_ D\n>c1 x=1 y=2 e_ F\nx=1 >c2 e_ B\nx=1 >c3 y=2 e_ G\ncat c1'),
-    # ---- ~USER is the user's home, after brace expansion ---------------------
-    ("tilde-user", 'HOME=/home/bob; echo ~{/src,root} ~{root,/x} a{~root,~} ~root{,/x} {~,~root}/y ~nobody ~no_such_user ~daemon/x'),
-    ("tilde-user-in-assignment", 'x=~root:~root/y; echo $x "~root"; y=a:~nobody; echo $y'),
     # ---- {NAME}>… outlives its command (bash without varredir_close) -------
     ("varredir-persists", 'echo x {a}>/dev/null; echo $a; echo y {b}>/dev/null; echo $b; echo hi >&$a; echo z {a}>&-; echo w {c}>/dev/null; echo $c'),
     ("varredir-on-function-and-group", 'f() { echo in; }; f {d}>&1; echo $d; echo q >&$d; { echo g; } {e}>/dev/null; echo $e; exec {d}>&- {e}>&-; echo x {g}>/dev/null; echo $g'),
