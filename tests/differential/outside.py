@@ -23,9 +23,9 @@ Differences this leaves on purpose or for later (bash 5.2 as reference):
   ~user is not expanded (spec/shell.md: left literal, for security);
   bash 5.2's own bugs the Shell does not copy: a tilde right of [k]= in an
     assoc literal, [k]+= in an assoc literal keeping only the last part,
-    [k]=-{a,b}- brace-expanded in an indexed literal, ${!prefix*} and
-    ${!a[*]} unquoted with IFS='' joined without a separator, set -e set
-    inside a function run under `!`;
+    [k]=-{a,b}- brace-expanded in an indexed literal, set -e set inside a
+    function run under `!` (${!prefix*} and ${!a[*]} unquoted with IFS=''
+    are joined as bash joins them: scripts test for it);
   for later: a multibyte character in IFS splits by byte; `unset x` in a
     function where x is a temporary binding (x=t f) shows empty, not the
     global.
