@@ -692,7 +692,8 @@ bool box_var_isset(Shell *sh, const char *ref)
     else
       r = v->value != NULL;
   } else if (v) {
-    r = box_var_elem(v, key ? key : "0") != NULL;
+    g_autofree char *k = key ? box_elem_key(sh, name, key) : NULL;
+    r = (!key || k) && box_var_elem(v, key ? k : "0") != NULL;
   }
   /* the dynamic ones (RANDOM, LINENO, …) have no entry of their own */
   if (!r && !key) r = box_var_get(sh, name) != NULL;

@@ -169,7 +169,7 @@ static int list_vars(BoxCmd *c, unsigned set, bool print, const char *who)
   GList *keys = g_list_sort(g_hash_table_get_keys(sh->vars), cmpstr);
   for (GList *k = keys; k; k = k->next) {
     ShellVar *v = g_hash_table_lookup(sh->vars, k->data);
-    unsigned want = set & ~V_NAMEREF;
+    unsigned want = set;
     if (want && (v->flags & want) != want) continue;
     if (!print && !want && strcmp(who, "declare") && strcmp(who, "typeset")) continue;
     if (strcmp(who, "export") == 0 && !(v->flags & V_EXPORT)) continue;
@@ -190,6 +190,14 @@ static int list_vars(BoxCmd *c, unsigned set, bool print, const char *who)
   }
   g_list_free(keys);
   return 0;
+}
+
+static bool is_local(Shell *sh, const char *name)
+{
+  GArray *frame = g_ptr_array_index(sh->frames, sh->frames->len - 1);
+  for (guint i = 0; i < frame->len; i++)
+    if (strcmp(g_array_index(frame, SavedVar, i).name, name) == 0) return true;
+  return false;
 }
 
 int box_declare_list_locals(BoxCmd *c)
@@ -253,6 +261,8 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
   if (funcs && trace && i < c->argc) return trace_functions(c, i, trace > 0);
   if (funcs) return print_functions(c, i, fnames);
   if (i == c->argc) return list_vars(c, set, print, who);
+  /* with names, readonly -p and export -p mark them, as bash's */
+  if (!strcmp(who, "readonly") || !strcmp(who, "export")) print = false;
   int status = 0;
   bool in_func = sh->frames->len > 0;
   for (; i < c->argc; i++) {
@@ -278,6 +288,8 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
       /* a nameref is shown as itself, not as what it leads to */
       ShellVar *v = g_hash_table_lookup(sh->vars, name);
       if (!v || !(v->flags & V_NAMEREF)) v = box_var_lookup(sh, name);
+      /* local -p shows the function's own only */
+      if (local && v && !is_local(sh, name)) v = NULL;
       if (!v) {
         box_cmd_error(c, "%s: not found", name);
         status = 1;

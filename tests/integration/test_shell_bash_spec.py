@@ -17,6 +17,12 @@ STATUS_CASES = [
     ("printf-v-assoc-key-expanded", 'declare -A A=([K]=v); printf -v \'A["K"]\' /%s/ 2; k=K; printf -v \'A[$k]\' %s-x "${A[K]}"; declare -p A'),
     ("read-assoc-key-expanded", 'declare -A A; k=b; read \'A[$k]\' <<< 3; declare -p A'),
     ("indexed-key-arith-expanded", 'a=(1 2 3); i=1; unset \'a[$i]\'; printf -v \'a[$i+2]\' %s x; read \'a[$i]\' <<< y; declare -p a'),
+    # ---- declare -p's relatives: -pn filters, local -p, readonly -p NAME ----
+    ("declare-p-filters", 'v1=1; readonly v2=2; export v3=3; declare -n v4=v1; f() { local v5=5; declare -pn | grep " v"; declare -pr | grep " v"; declare -n | grep " v"; }; f'),
+    ("local-p-own-only", 'v1=1; f() { local v5=5; local -p v0 v1 v5; echo st=$?; }; f'),
+    ("readonly-export-p-with-names-mark", 'v1=1; f() { local v5=5; readonly -p v1 v5; echo st=$?; export -p v5; declare -p v1 v5; }; f'),
+    # ---- test -v NAME[KEY]: the key expanded as bash's ----------------------
+    ("test-v-key-expanded", 'typeset -A A=([empty]="" [k]=v ["x y"]=1); for key in empty k none "x y"; do test -v "A[\\$key]"; echo $key=$?; done; a=(1 "" 3); i=1; test -v \'a[$i]\'; echo $?; test -v "a[i+1]"; echo $?'),
     # ---- ${!prefix*} and ${!a[*]} unquoted are joined, then split -----------
     ("names-star-joined", 'p_a=1 p_b=2; declare -A A=([x y]=1 [z]=2); a=(5 6 7); IFS=""; printf "<%s>" ${!p_@} ${!p_*} "${!p_*}" ${!a[@]} ${!a[*]} ${!A[*]} ${!nomatch*}; echo; IFS=:; printf "<%s>" ${!p_*} "${!p_*}" ${!A[*]}; echo; unset IFS; printf "<%s>" ${!p_*} ${!A[*]} "${!A[*]}"; echo'),
     # ---- `local` lists the function's locals; declare lists a reference's name
