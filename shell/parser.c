@@ -1336,8 +1336,9 @@ static void try_alias(Parser *p)
 {
   for (int guard = 0; guard < 100; guard++) {
     Tok *t = peek(p);
-    if (t->kind != T_WORD || !t->plain || !p->sh->aliases || !g_hash_table_size(p->sh->aliases) ||
-        p->in_subst)
+    /* unquoted, and without $ or `: `e_+.~x` may be an alias's name */
+    if (t->kind != T_WORD || !(t->plain || t->soft) || !p->sh->aliases ||
+        !g_hash_table_size(p->sh->aliases) || p->in_subst)
       return;
     char *name = g_strndup(t->text, t->len);
     const char *val = g_hash_table_lookup(p->sh->aliases, name);

@@ -87,8 +87,9 @@ int box_cmd_history(BoxCmd *c)
   char file_op = 0;
   const char *del = NULL;
   int i = 1;
-  /* -d's offset may be negative */
-  for (const char *a; (a = bx_option_word(c, &i, "-")) && !g_ascii_isdigit(a[1]); i++) {
+  /* `history -5` is an unknown option, as bash's (-d's offset may be
+   * negative: its value is taken by -d) */
+  for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
     bool took = false; /* -d took the rest of the word, or the next */
     for (const char *p = a + 1; *p && !took; p++) {
       switch (*p) {

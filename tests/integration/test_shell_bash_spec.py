@@ -28,6 +28,10 @@ STATUS_CASES = [
     # ---- `local` lists the function's locals; declare lists a reference's name
     ("local-lists-locals", 'a=1; f() { local zz=5 m; local -n q=a; local -a arr=(1 2); local; g() { local; local z=1; local; }; g; }; f'),
     ("declare-lists-reference-name", 'a=1; declare -n r=a; f() { local -n q=a; declare | grep -E "^(r|q)="; }; f'),
+    # ---- an alias's name may hold ~ * { } , as bash's; quoted, it is none ---
+    ("alias-punctuation", 'shopt -s expand_aliases\nalias e_+.~x=echo\nalias "ls*=echo star"\nalias "{a,b}=echo br"\ne_+.~x X\nls* 1\n{a,b} 2\n"e_+.~x" q\n\\e_+.~x q\necho end'),
+    # ---- history -5 is an unknown option ------------------------------------
+    ("history-negative-count", 'history; echo st=$?; history +5; echo st=$?; history -5; echo st=$?'),
     # ---- an alias after leading redirections and assignments ----------------
     ("alias-after-redirection", 'shopt -s expand_aliases\nalias e_=echo\n>a1 e_ 1\ne_ >a2 2\n>b1 >b2 e_ 3\ncat a1 a2 b2'),
     ("alias-after-assignments", 'shopt -s expand_aliases\nalias e_=echo\nx=1 e_ D\n>c1 x=1 y=2 e_ F\nx=1 >c2 e_ B\nx=1 >c3 y=2 e_ G\ncat c1'),
