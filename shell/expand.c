@@ -1063,6 +1063,10 @@ static bool indirect_target(X *x, char **name, char **sub, Vals *vals)
     g_ptr_array_set_size(vals->list, 0);
     vals->set = false;
     vals->is_list = false;
+    /* it names no variable: ${!A@a} has no attributes to show */
+    g_free(*name);
+    *name = g_strdup("");
+    g_clear_pointer(sub, g_free);
     return true;
   }
   if (!indirect_word_ok(target)) return indirect_error(x, target, "invalid variable name");

@@ -30,6 +30,8 @@ STATUS_CASES = [
     ("declare-lists-reference-name", 'a=1; declare -n r=a; f() { local -n q=a; declare | grep -E "^(r|q)="; }; f'),
     # ---- an alias's name may hold ~ * { } , as bash's; quoted, it is none ---
     ("alias-punctuation", 'shopt -s expand_aliases\nalias e_+.~x=echo\nalias "ls*=echo star"\nalias "{a,b}=echo br"\ne_+.~x X\nls* 1\n{a,b} 2\n"e_+.~x" q\n\\e_+.~x q\necho end'),
+    # ---- an indirection to nothing has no attributes --------------------------
+    ("indirect-attr-of-nothing", 'declare -A A=(["x"]=y); echo x=${!A[@]@a} invalid=${!A@a}; a=(); r=a; echo "[${!r@a}]"; declare -i n=1; m=n; echo "[${!m@a}]"'),
     # ---- history -5 is an unknown option ------------------------------------
     ("history-negative-count", 'history; echo st=$?; history +5; echo st=$?; history -5; echo st=$?'),
     # ---- an alias after leading redirections and assignments ----------------
