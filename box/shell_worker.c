@@ -11,7 +11,6 @@
  * programs run directly and nothing is decided (for tests and benchmarks).
  */
 #include "box/ctl.h"
-#include "tools/spin.h"
 #include "box/shell_host.h"
 #include "shell/shell.h"
 #include "tools/fdpass.h"
@@ -421,9 +420,9 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   set_env(run); /* only when the fork request could not carry it */
   /* boxd's verdict on the first shell:exec follows "run" (worker_command.c):
    * waited for before anything of the command runs, so its decision is
-   * logged before all the command does.  It comes µs after "run". */
-  BoxSpin spin = BOX_SPIN_INIT;
-  box_spin_wait(&spin, box_spin_readable, &ctl);
+   * logged before all the command does.  Not spun for: it follows the
+   * decision's log writes, while the zygote forks the pool's next worker,
+   * and a spin here would take a CPU from one of them. */
   json_object *decided = box_ctl_recv(ctl, NULL, NULL), *verdict;
   if (!decided || g_strcmp0(json_str(decided, "op"), "decided") != 0) return 125;
   if (json_object_object_get_ex(decided, "decided", &verdict))
