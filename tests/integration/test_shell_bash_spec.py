@@ -19,6 +19,7 @@ STATUS_CASES = [
     ("indexed-key-arith-expanded", 'a=(1 2 3); i=1; unset \'a[$i]\'; printf -v \'a[$i+2]\' %s x; read \'a[$i]\' <<< y; declare -p a'),
     # ---- declare -p's relatives: -pn filters, local -p, readonly -p NAME ----
     ("declare-p-filters", 'v1=1; readonly v2=2; export v3=3; declare -n v4=v1; f() { local v5=5; declare -pn | grep " v"; declare -pr | grep " v"; declare -n | grep " v"; }; f'),
+    ("local-p-lists-locals", 'g=1; f() { local b=2 a; local -p; echo st=$?; }; f'),
     ("local-p-own-only", 'v1=1; f() { local v5=5; local -p v0 v1 v5; echo st=$?; }; f'),
     ("readonly-export-p-with-names-mark", 'v1=1; f() { local v5=5; readonly -p v1 v5; echo st=$?; export -p v5; declare -p v1 v5; }; f'),
     # ---- test -v NAME[KEY]: the key expanded as bash's ----------------------
