@@ -689,6 +689,26 @@ int box_run_background(Shell *sh, Node *n)
   return 0;
 }
 
+BoxJob *box_job_by_spec(Shell *sh, const char *spec)
+{
+  guint n = sh->jobs->len;
+  const char *s = spec + (spec[0] == '%');
+  long k = 0;
+  if (!*s || !strcmp(s, "%") || !strcmp(s, "+"))
+    k = (long)n;
+  else if (!strcmp(s, "-"))
+    k = n > 1 ? (long)n - 1 : (long)n;
+  else if (g_ascii_isdigit(*s))
+    k = strspn(s, "0123456789") == strlen(s) && strlen(s) < 9 ? atol(s) : 0;
+  else
+    for (guint i = n; i-- > 0 && !k;) {
+      const char *cmd = g_array_index(sh->jobs, BoxJob, i).cmd;
+      if (cmd && (*s == '?' ? strstr(cmd, s + 1) != NULL : g_str_has_prefix(cmd, s)))
+        k = (long)i + 1;
+    }
+  return k >= 1 && k <= (long)n ? &g_array_index(sh->jobs, BoxJob, k - 1) : NULL;
+}
+
 void box_wait_background(Shell *sh)
 {
   for (guint i = 0; i < sh->jobs->len; i++) {

@@ -727,6 +727,11 @@ void box_child_words_failed(Shell *sh, const struct Node *n);
 
 /* ---- processes and signals (jobs.c) ---------------------------------------- */
 
+/* The job a job spec names (%N, % %% %+ the current one, %- the one
+ * before, %WORD the one whose command starts with WORD, %?WORD the one
+ * whose command holds it), or NULL. */
+BoxJob *box_job_by_spec(Shell *sh, const char *spec);
+
 /* A trapped signal arrived and its trap has not run: read at every step of
  * the evaluator, so a flag and not a call. */
 extern volatile sig_atomic_t box_any_pending;

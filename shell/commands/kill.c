@@ -148,13 +148,13 @@ int box_cmd_kill(BoxCmd *c)
     const char *a = c->argv[i];
     pid_t pid;
     if (a[0] == '%') {
-      long n = a[1] ? atol(a + 1) : (long)sh->jobs->len;
-      if (n < 1 || n > (long)sh->jobs->len) {
+      BoxJob *j = box_job_by_spec(sh, a);
+      if (!j) {
         box_cmd_error(c, "%s: no such job", a);
         st = 1;
         continue;
       }
-      pid = g_array_index(sh->jobs, BoxJob, n - 1).pid;
+      pid = j->pid;
     } else {
       char *end;
       pid = (pid_t)strtol(a, &end, 10);

@@ -60,8 +60,8 @@ static BoxJob *named_job(BoxCmd *c, const char *a, int *st)
 {
   Shell *sh = c->sh;
   if (a[0] == '%') {
-    long n = a[1] ? atol(a + 1) : (long)sh->jobs->len;
-    if (n >= 1 && n <= (long)sh->jobs->len) return &g_array_index(sh->jobs, BoxJob, n - 1);
+    BoxJob *j = box_job_by_spec(sh, a);
+    if (j) return j;
     box_cmd_error(c, "%s: no such job", a);
     *st = 127;
     return NULL;

@@ -33,6 +33,10 @@ STATUS_CASES = [
     ("alias-punctuation", 'shopt -s expand_aliases\nalias e_+.~x=echo\nalias "ls*=echo star"\nalias "{a,b}=echo br"\ne_+.~x X\nls* 1\n{a,b} 2\n"e_+.~x" q\n\\e_+.~x q\necho end'),
     # ---- an indirection to nothing has no attributes --------------------------
     ("indirect-attr-of-nothing", 'declare -A A=(["x"]=y); echo x=${!A[@]@a} invalid=${!A@a}; a=(); r=a; echo "[${!r@a}]"; declare -i n=1; m=n; echo "[${!m@a}]"'),
+    # ---- job specs: %% %+ %- %WORD %?WORD ----------------------------------
+    # (each job still runs when it is named: bash drops a finished one)
+    ("job-specs", 'sleep 2 & kill -15 %%; echo kill=$?; wait %%; echo w=$?; sleep 1 & kill %sleep; echo k=$?; wait %sle; echo s=$?; kill %nosuch; echo n=$?'),
+    ("job-spec-previous", 'sleep 3 & sleep 3 & kill -9 %-; wait %-; echo p=$?; kill %+; wait %+; echo c=$?'),
     # ---- history -5 is an unknown option ------------------------------------
     ("history-negative-count", 'history; echo st=$?; history +5; echo st=$?; history -5; echo st=$?'),
     # ---- an alias after leading redirections and assignments ----------------
